@@ -1,0 +1,391 @@
+"""Grade one submission: prepare it, run each hidden check in the sandbox, compare with the reference, score."""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from . import __version__
+from .assignment import Assignment, Task
+from .compare import TOLERANCES, compare_value
+from .errors import AssignmentError
+from .mutation import Mutation, apply_mutation, load_mutations
+from .probe import Check, CheckFailed, Context, collect_checks, derive_seed
+from .quiz import grade_answers, load_key, load_questions, read_answers
+from .reference import load_package, prune_reference
+from .results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, TIMEOUT, CheckResult, GradeReport, TaskResult
+from .sandbox import JobResult, Limits, WorkerDied, Zygote, new_scratch
+from .scoring import score_task
+from .submission import PreparedSubmission, prepare_submission
+from .transport import TransportError, decode_outputs
+
+IMPORT_TIMEOUT = 30.0
+OUTPUT_PER_CHECK = 4096
+
+
+def reset_torch_state(seed: int) -> None:
+    """Pin the global torch state exactly as the worker does before each check."""
+    torch.set_default_dtype(torch.float32)
+    torch.set_grad_enabled(True)
+    torch.set_num_threads(1)
+    torch.manual_seed(seed)
+
+
+class Grader:
+    """Grades submissions of one assignment; reusable across many submissions (reference outputs are cached).
+
+    Args:
+        assignment: The assignment.
+        scratch: A private folder for submissions and job files (a temporary one by default).
+    """
+
+    def __init__(self, assignment: Assignment, scratch: Path | None = None) -> None:
+        self.assignment = assignment
+        self.scratch = scratch or new_scratch()
+        self.reference = load_package(assignment.reference, f"_reference_{assignment.name}", assignment.modules)
+        self.checks = {task.id: self._load_checks(task) for task in assignment.tasks}
+        self.check_sources = {task.id: task.checks.read_text() for task in assignment.tasks}
+        self.pruned = {task.id: prune_reference(assignment.reference, assignment.modules, task.uses)
+                       for task in assignment.tasks}
+        self.assets = _load_assets(assignment.root / "hidden" / "assets")
+        self.mistakes = [m for m in load_mutations(assignment, "mistakes") if m.diagnose and m.hint]
+        self._mistake_packages: dict[str, Any] = {}
+        self._expected: dict[str, dict[str, Any]] = {}
+        self.zygote = Zygote(self.scratch / "zygote")
+        self._jobs = 0
+
+    def close(self) -> None:
+        """Stop the worker and remove the scratch folder."""
+        self.zygote.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def __enter__(self) -> "Grader":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- loading ---------------------------------------------------------------------------------------
+
+    def _load_checks(self, task: Task) -> list[Check]:
+        if task.checks is None or not task.checks.is_file():
+            raise AssignmentError(f"hidden checks for task {task.id!r} are not part of this installation "
+                                  f"({task.checks}); grading needs the instructor's copy")
+        namespace: dict[str, Any] = {"__name__": f"_checks_{task.id}"}
+        exec(compile(task.checks.read_text(), str(task.checks), "exec"), namespace)
+        checks = [c for c in collect_checks(namespace) if c.task == task.id]
+        if not checks:
+            raise AssignmentError(f"{task.checks} declares no check for task {task.id!r}")
+        for check in checks:
+            if check.tolerance not in TOLERANCES:
+                raise AssignmentError(f"check {check.name}: unknown tolerance {check.tolerance!r}")
+        return checks
+
+    # -- grading ---------------------------------------------------------------------------------------
+
+    def grade(self, submission: Path) -> GradeReport:
+        """Grade one submission end to end.
+
+        Args:
+            submission: A package folder, a folder containing it, or a zip.
+
+        Returns:
+            The report.
+
+        Raises:
+            SubmissionError: If the submission cannot be found or unpacked.
+        """
+        started = time.monotonic()
+        scratch = new_scratch(prefix="submission-")
+        try:
+            prepared = prepare_submission(Path(submission), self.assignment, scratch)
+            outputs: list[str] = []
+            broken = self._probe_imports(prepared, outputs)
+            tasks = [self._grade_task(task, prepared, broken, outputs) for task in self.assignment.tasks]
+            if self.assignment.quiz:
+                tasks.append(self._grade_quiz(prepared))
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        notes = [f"missing file: {name}" for name in prepared.missing]
+        notes += [f"ignored: {name}" for name in prepared.ignored]
+        notes += [f"{module}.py could not be imported: {reason}" for module, reason in broken.items()]
+        return GradeReport(
+            assignment=self.assignment.name,
+            submission=str(submission),
+            score=round(sum(t.score for t in tasks), 2),
+            max_score=self.assignment.max_score,
+            tasks=tasks,
+            digest=prepared.digest,
+            notes=notes,
+            student_output=_truncate("\n".join(outputs), self.assignment.max_output_bytes),
+            environment=self.environment(),
+            seconds=round(time.monotonic() - started, 2),
+        )
+
+    def environment(self) -> dict[str, Any]:
+        """Versions, seeds and the isolation in force: what makes a grade reproducible."""
+        return {
+            "grader": __version__,
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "platform": platform.platform(),
+            "seed": self.assignment.seed,
+            "isolation": "rlimits+session",
+        }
+
+    def _job(self, prepared: PreparedSubmission, extra: dict[str, Any]) -> dict[str, Any]:
+        self._jobs += 1
+        workdir = prepared.workdir.parent / f"run-{self._jobs}"
+        shutil.copytree(prepared.workdir, workdir)
+        return {"package": self.assignment.package, "workdir": str(workdir), **extra}
+
+    def _run(self, job: dict[str, Any], wall_seconds: float) -> JobResult:
+        job_dir = Path(job["workdir"]).with_name(Path(job["workdir"]).name + "-out")
+        job_dir.mkdir()
+        limits = Limits(wall_seconds=wall_seconds, cpu_seconds=int(wall_seconds * 2) + 5,
+                        memory_bytes=self.assignment.memory_mb * 1024 * 1024)
+        try:
+            return self.zygote.run(job, limits, job_dir, OUTPUT_PER_CHECK)
+        except WorkerDied as exc:
+            self.zygote.start()
+            return JobResult(exit={"code": None, "signal": None, "worker_died": str(exc)}, job_dir=job_dir)
+        finally:
+            shutil.rmtree(job["workdir"], ignore_errors=True)
+
+    def _probe_imports(self, prepared: PreparedSubmission, outputs: list[str]) -> dict[str, str]:
+        """Find the student modules that cannot be imported (error, exit or hang at import time)."""
+        broken: dict[str, str] = {}
+        remaining = [m for m in self.assignment.modules if f"{m}.py" in prepared.copied]
+        for module in self.assignment.modules:
+            if f"{module}.py" not in prepared.copied:
+                broken[module] = f"{module}.py is missing from the submission"
+        while remaining:
+            job = self._job(prepared, {"import_modules": remaining, "broken_modules": broken})
+            result = self._run(job, IMPORT_TIMEOUT)
+            _collect_output(outputs, "import", result)
+            done = {r.get("import"): r for r in result.records if isinstance(r.get("import"), str)}
+            progressed = False
+            for module in list(remaining):
+                record = done.get(module)
+                if record is None:
+                    reason = _ended_early(result, "importing it")
+                    broken[module] = reason
+                    remaining.remove(module)
+                    break
+                if record.get("status") != "ok":
+                    broken[module] = _format_error(record.get("error"))
+                remaining.remove(module)
+                progressed = True
+            if not progressed and remaining and result.done:
+                break
+        return broken
+
+    def _grade_task(self, task: Task, prepared: PreparedSubmission, broken: dict[str, str],
+                    outputs: list[str]) -> TaskResult:
+        results: list[CheckResult] = []
+        own_broken = [m for m in task.modules if m in broken]
+        timed_out = False
+        for check in self.checks[task.id]:
+            seed = derive_seed(self.assignment.seed, check.name)
+            if own_broken:
+                module = own_broken[0]
+                results.append(CheckResult(check.name, check.description, check.weight, ERROR,
+                                           f"{module}.py could not be imported: {broken[module]}", seed=seed))
+                continue
+            if timed_out:
+                results.append(CheckResult(check.name, check.description, check.weight, TIMEOUT,
+                                           "not run: an earlier check of this task timed out", seed=seed))
+                continue
+            result = self._run_check(task, check, seed, prepared, broken, outputs)
+            timed_out = result.status == TIMEOUT
+            results.append(result)
+        return score_task(task.id, task.title, task.points, results)
+
+    def _run_check(self, task: Task, check: Check, seed: int, prepared: PreparedSubmission,
+                   broken: dict[str, str], outputs: list[str]) -> CheckResult:
+        job = self._job(prepared, {
+            "checks_source": self.check_sources[task.id],
+            "reference_sources": self.pruned[task.id],
+            "uses": list(task.uses),
+            "broken_modules": broken,
+            "assets": {name: data.hex() for name, data in self.assets.items()},
+            "checks": [{"name": check.name, "seed": seed}],
+        })
+        result = self._run(job, task.timeout)
+        _collect_output(outputs, check.name, result)
+        record = next((r for r in result.records if r.get("check") == check.name), None)
+        base = CheckResult(check.name, check.description, check.weight, ERROR, seed=seed)
+        if record is None:
+            base.status = TIMEOUT if result.timed_out else ERROR
+            base.message = (f"did not finish within {task.timeout:g} s (an endless loop, a long sleep, "
+                            f"or far too slow)" if result.timed_out else _ended_early(result, "this check"))
+            return base
+        base.seconds = float(record.get("seconds", 0.0)) if isinstance(record.get("seconds"), (int, float)) else 0.0
+        status = record.get("status")
+        if status in ("not_implemented", "error"):
+            base.status = NOT_IMPLEMENTED if status == "not_implemented" else ERROR
+            base.message = _format_error(record.get("error"))
+            return base
+        try:
+            tensor_bytes = _read_tensor_file(result.job_dir, record.get("tensors"))
+            actual = decode_outputs(record.get("values"), tensor_bytes)
+        except TransportError as exc:
+            base.message = f"the outputs could not be read back: {exc}"
+            return base
+        finally:
+            shutil.rmtree(result.job_dir, ignore_errors=True)
+        return self._judge(check, seed, actual, base)
+
+    def expected_outputs(self, check: Check, seed: int) -> dict[str, Any]:
+        """The reference's outputs for a check (computed once per seed, then cached)."""
+        key = f"{check.name}:{seed}"
+        if key not in self._expected:
+            self._expected[key] = self._run_reference_probe(check, seed, self.reference)
+        return self._expected[key]
+
+    def _run_reference_probe(self, check: Check, seed: int, implementation: Any) -> dict[str, Any]:
+        from .transport import encode_outputs  # same flattening as the worker's
+
+        reset_torch_state(seed)
+        outputs = check.probe(implementation, self.reference, Context(seed, self.assets))
+        values, tensors = encode_outputs(outputs)
+        return {key: tensors[item["ref"]] if item["kind"] == "tensor" else item.get("value")
+                for key, item in values.items()}
+
+    def _judge(self, check: Check, seed: int, actual: dict[str, Any], result: CheckResult) -> CheckResult:
+        expected = self.expected_outputs(check, seed) if (check.compare_reference or check.verify) else None
+        failures: list[str] = []
+        if check.compare_reference and expected is not None:
+            failures += compare_outputs(expected, actual, check.tolerance)
+        if check.verify and not failures:
+            try:
+                failures += [str(m) for m in check.verify(actual, expected, Context(seed, self.assets))]
+            except CheckFailed as exc:
+                failures.append(str(exc))
+            except Exception as exc:  # noqa: BLE001 - malformed student outputs can trip a verifier
+                failures.append(f"the outputs could not be checked ({type(exc).__name__}: {exc})")
+        if not failures:
+            result.status, result.message = PASSED, ""
+            return result
+        result.status = FAILED
+        result.message = failures[0] + (f" (and {len(failures) - 1} more problems)" if len(failures) > 1 else "")
+        result.hint = self._diagnose(check, seed, actual)
+        return result
+
+    def _diagnose(self, check: Check, seed: int, actual: dict[str, Any]) -> str:
+        """Name the known mistake of this task whose outputs match the student's, if any."""
+        if not check.diagnose:
+            return ""
+        for mistake in (m for m in self.mistakes if m.task == check.task):
+            try:
+                wrong = self._run_reference_probe(check, seed, self._mistake_package(mistake))
+            except Exception:  # noqa: BLE001 - a mistake that cannot run on this probe tells nothing
+                continue
+            if not compare_outputs(wrong, actual, check.tolerance):
+                return mistake.hint
+        return ""
+
+    def _mistake_package(self, mistake: Mutation) -> Any:
+        if mistake.id not in self._mistake_packages:
+            folder = apply_mutation(self.assignment.reference, mistake, self.scratch / "mistakes" / mistake.id)
+            name = f"_mistake_{self.assignment.name}_{mistake.id}"
+            self._mistake_packages[mistake.id] = load_package(folder, name, self.assignment.modules)
+        return self._mistake_packages[mistake.id]
+
+    def _grade_quiz(self, prepared: PreparedSubmission) -> TaskResult:
+        quiz = self.assignment.quiz
+        assert quiz is not None
+        questions = load_questions(quiz)
+        answers, problem = read_answers(prepared.package_dir / quiz.answers_file)
+        graded = grade_answers(questions, load_key(quiz), answers)
+        weight = 1.0
+        checks = []
+        for answer in graded:
+            status = PASSED if answer.correct else FAILED
+            message = "" if answer.correct else (problem or answer.message)
+            checks.append(CheckResult(f"{quiz.task_id}.{answer.question}", answer.explanation or answer.question,
+                                      weight, status, message))
+        result = score_task(quiz.task_id, quiz.title, quiz.points, checks)
+        correct = sum(a.correct for a in graded)
+        result.feedback = f"{correct} of {len(graded)} answers correct" + (f"; {problem}" if problem else "")
+        return result
+
+
+def compare_outputs(expected: dict[str, Any], actual: dict[str, Any], tolerance: str) -> list[str]:
+    """Compare every named output; missing and unexpected names are failures too."""
+    tol = TOLERANCES[tolerance]
+    failures = []
+    for name, value in expected.items():
+        if name not in actual:
+            failures.append(f"{name}: missing (got outputs {', '.join(sorted(actual)[:5]) or 'none'})")
+            continue
+        message = compare_value(name, value, actual[name], tol)
+        if message:
+            failures.append(message)
+    extra = sorted(set(actual) - set(expected))
+    if extra:
+        failures.append(f"unexpected extra outputs: {', '.join(extra[:5])}")
+    return failures
+
+
+def _load_assets(folder: Path) -> dict[str, bytes]:
+    if not folder.is_dir():
+        return {}
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def _read_tensor_file(job_dir: Path | None, name: Any) -> bytes | None:
+    if name is None or job_dir is None:
+        return None
+    if not isinstance(name, str) or "/" in name or name.startswith("."):
+        raise TransportError("bad tensor file name")
+    path = job_dir / name
+    if not path.is_file() or path.is_symlink():
+        raise TransportError("tensor file missing")
+    return path.read_bytes()
+
+
+def _format_error(error: Any) -> str:
+    if not isinstance(error, dict):
+        return "failed"
+    kind = str(error.get("type", "Exception"))[:80]
+    message = str(error.get("message", ""))[:300]
+    where = error.get("where")
+    text = f"{kind}: {message}" if message else kind
+    if kind == "MemoryError":
+        text += " (ran out of memory under the grader's limit)"
+    return text + (f" ({where})" if isinstance(where, str) else "")
+
+
+def _ended_early(result: JobResult, during: str) -> str:
+    exit_info = result.exit or {}
+    if result.timed_out:
+        return f"did not finish in time while {during}"
+    if exit_info.get("worker_died"):
+        return f"the grader's worker was stopped during {during}"
+    sig = exit_info.get("signal")
+    if sig:
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        why = {"SIGSEGV": " (a crash, e.g. unbounded recursion)", "SIGXCPU": " (CPU time limit)",
+               "SIGKILL": " (killed, e.g. over the memory limit)"}.get(name, "")
+        return f"the process running your code was killed by {name}{why} during {during}"
+    return f"the process running your code exited (code {exit_info.get('code')}) during {during}"
+
+
+def _collect_output(outputs: list[str], label: str, result: JobResult) -> None:
+    text = result.output.strip()
+    if text:
+        outputs.append(f"--- output during {label}" + (" (truncated)" if result.output_truncated else "") + f"\n{text}")
+
+
+def _truncate(text: str, limit: int) -> str:
+    data = text.encode("utf-8", errors="replace")
+    if len(data) <= limit:
+        return text
+    return data[:limit].decode("utf-8", errors="ignore") + "\n[output truncated]"

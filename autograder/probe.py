@@ -1,0 +1,172 @@
+"""The vocabulary of hidden checks: declare a check, build seeded inputs, and name the plain outputs to compare.
+
+A hidden checks file is plain Python that imports this module and decorates functions with :func:`check`.
+Each decorated function is a *probe*: ``probe(impl, ref, ctx) -> dict`` calls the code under test (``impl``)
+on seeded inputs and returns named outputs (tensors, numbers, strings, lists of them). The grader runs the
+probe twice on the same seed: in a sandboxed worker with ``impl`` = the student's package (the reference
+substituted for what the task builds on), and in the trusted parent with ``impl`` = the reference. Outputs
+are compared in the parent; ``verify`` adds properties checked on the student's plain outputs there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
+
+import torch
+
+Outputs = dict[str, Any]
+Probe = Callable[[Any, Any, "Context"], Mapping[str, Any]]
+Verifier = Callable[["Outputs", "Outputs | None", "Context"], Iterable[str]]
+
+
+class CheckFailed(Exception):
+    """Raised by a verifier to fail a check with a message meant for the student."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One hidden check of a task.
+
+    Attributes:
+        name: Unique name (``task.function``) used in reports and seeds.
+        task: Id of the task the check belongs to.
+        weight: Share of the task's points this check carries, relative to the task's other checks.
+        description: What is checked, in words a student can act on (never the inputs themselves).
+        probe: Runs the code under test and returns named outputs.
+        verify: Optional properties checked in the parent on the student's outputs (and the reference's).
+        compare_reference: Whether every output must also match the reference's output for that name.
+        tolerance: Name of the tolerance in autograder.compare.TOLERANCES used for floating-point outputs.
+        diagnose: Whether a failure is matched against the task's known mistakes (off for expensive probes).
+    """
+
+    name: str
+    task: str
+    weight: float
+    description: str
+    probe: Probe
+    verify: Verifier | None = None
+    compare_reference: bool = True
+    tolerance: str = "float32"
+    diagnose: bool = True
+
+
+def check(
+    task: str,
+    *,
+    weight: float = 1.0,
+    description: str = "",
+    verify: Verifier | None = None,
+    compare_reference: bool = True,
+    tolerance: str = "float32",
+    diagnose: bool = True,
+) -> Callable[[Probe], Probe]:
+    """Declare the decorated probe as a hidden check of ``task``.
+
+    Args:
+        task: Task id the check belongs to.
+        weight: Relative weight inside the task.
+        description: Student-facing sentence saying what is checked.
+        verify: Parent-side property check ``verify(student, reference, ctx)`` yielding failure messages.
+        compare_reference: Compare each output with the reference output of the same name.
+        tolerance: Tolerance name for floating-point comparisons.
+        diagnose: Match a failure against the task's known mistakes (turn off for expensive probes).
+
+    Returns:
+        A decorator that attaches the Check to the probe and returns the probe unchanged.
+    """
+
+    def decorate(probe: Probe) -> Probe:
+        probe.__check__ = Check(  # type: ignore[attr-defined]
+            name=f"{task}.{probe.__name__}",
+            task=task,
+            weight=float(weight),
+            description=description or (probe.__doc__ or probe.__name__).strip().splitlines()[0],
+            probe=probe,
+            verify=verify,
+            compare_reference=compare_reference,
+            tolerance=tolerance,
+            diagnose=diagnose,
+        )
+        return probe
+
+    return decorate
+
+
+def collect_checks(namespace: Mapping[str, Any]) -> list[Check]:
+    """Return the checks declared in an executed checks file, in definition order."""
+    return [value.__check__ for value in namespace.values() if hasattr(value, "__check__")]
+
+
+def derive_seed(base_seed: int, check_name: str) -> int:
+    """Derive a check's seed from the assignment's base seed and the check's name (stable across runs)."""
+    digest = hashlib.sha256(f"{base_seed}:{check_name}".encode()).digest()
+    return int.from_bytes(digest[:4], "little")
+
+
+@dataclass
+class Context:
+    """Seeded input factory and assets handed to a probe; identical in the worker and in the parent.
+
+    Attributes:
+        seed: The check's seed.
+        assets: Named binary assets of the assignment (e.g. trained weights), read-only bytes.
+    """
+
+    seed: int
+    assets: Mapping[str, bytes] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.generator = torch.Generator().manual_seed(self.seed)
+
+    def randn(self, *shape: int, scale: float = 1.0) -> torch.Tensor:
+        """A float32 tensor of standard normal values (times ``scale``) from the check's generator."""
+        return torch.randn(*shape, generator=self.generator, dtype=torch.float32) * scale
+
+    def randint(self, low: int, high: int, shape: tuple[int, ...]) -> torch.Tensor:
+        """A long tensor of integers in ``[low, high)`` from the check's generator."""
+        return torch.randint(low, high, shape, generator=self.generator, dtype=torch.long)
+
+    def seed_torch(self, offset: int = 0) -> None:
+        """Seed torch's global generator (for code under test that draws from it, e.g. nn.Linear init)."""
+        torch.manual_seed(self.seed + offset)
+
+    def init_module(self, module: torch.nn.Module, scale: float = 0.5) -> torch.nn.Module:
+        """Overwrite every parameter and float buffer of ``module`` with seeded, distinct, non-trivial values.
+
+        LayerNorm weights become ``1 + noise`` and biases noise, so a reused or missing norm cannot hide
+        behind the default weight 1 and bias 0. Each parameter's values are drawn from its own name's seed, so
+        the student's and the reference's modules agree wherever their parameter names and shapes agree.
+        """
+        with torch.no_grad():
+            for name, param in module.named_parameters():
+                generator = torch.Generator().manual_seed(derive_seed(self.seed, name))
+                noise = torch.randn(*param.shape, generator=generator, dtype=torch.float32) * scale
+                is_norm_weight = name.endswith("weight") and param.dim() == 1
+                param.copy_(1.0 + noise if is_norm_weight else noise)
+        return module
+
+
+def state_dict_outputs(module: torch.nn.Module, prefix: str = "state") -> Outputs:
+    """Name every entry of a module's state dict as a probe output (e.g. to check the weights a model learnt)."""
+    return {f"{prefix}.{key}": value.detach().clone() for key, value in module.state_dict().items()}
+
+
+def rows_counter(module: torch.nn.Module) -> dict[str, int]:
+    """Count the rows (leading elements per feature) and calls passing through a module via a forward hook.
+
+    Returns:
+        A live dict with ``rows`` (input elements // last dim), ``calls`` and ``max_positions``
+        (largest size of the second-to-last dimension seen in one call).
+    """
+    counts = {"rows": 0, "calls": 0, "max_positions": 0}
+
+    def hook(_module: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> None:
+        x = inputs[0]
+        counts["rows"] += x.numel() // x.shape[-1]
+        counts["calls"] += 1
+        counts["max_positions"] = max(counts["max_positions"], x.shape[-2] if x.dim() >= 2 else 1)
+
+    module.register_forward_pre_hook(hook)
+    return counts
