@@ -80,5 +80,8 @@ def grade(assignment: str, submission: Path, fmt: str, output: Path | None) -> N
         click.echo(text, nl=False)
 
 
+# Further commands live in their own modules and register here, one line each.
+
+
 if __name__ == "__main__":
     main()

@@ -10,8 +10,7 @@ from .assignment import Assignment
 from .errors import AssignmentError
 from .tomlio import TOMLDecodeError, load_toml
 
-MISTAKES_FILE = "hidden/mistakes.toml"
-VARIANTS_FILE = "hidden/variants.toml"
+MUTATION_FOLDERS = {"mistakes": "hidden/mistakes", "variants": "hidden/variants"}
 
 
 @dataclass(frozen=True)
@@ -45,25 +44,29 @@ class Mutation:
 
 
 def load_mutations(assignment: Assignment, which: str) -> list[Mutation]:
-    """Load the assignment's mistakes (``which="mistakes"``) or variants (``"variants"``); [] if none declared.
+    """Load the assignment's mistakes (``which="mistakes"``) or correct variants (``"variants"``).
+
+    Each ``*.toml`` file in ``hidden/mistakes/`` or ``hidden/variants/`` holds ``[[mutation]]`` entries with
+    ``id``, ``task`` (mistakes), ``hint``, ``description`` and either ``file``/``old``/``new`` or a list of
+    ``edits``.
 
     Raises:
-        AssignmentError: If the file is malformed or an entry names an unknown task.
+        AssignmentError: If a file is malformed, ids repeat, or a mistake names an unknown task.
     """
-    path = assignment.root / (MISTAKES_FILE if which == "mistakes" else VARIANTS_FILE)
-    if not path.is_file():
-        return []
-    try:
-        entries = load_toml(path).get("mutation", [])
-        mutations = [_build(entry) for entry in entries]
-    except (OSError, TOMLDecodeError, KeyError, TypeError) as exc:
-        raise AssignmentError(f"{path}: {exc}") from None
+    folder = assignment.root / MUTATION_FOLDERS[which]
+    mutations: list[Mutation] = []
+    for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
+        try:
+            mutations += [_build(entry) for entry in load_toml(path).get("mutation", [])]
+        except (OSError, TOMLDecodeError, KeyError, TypeError) as exc:
+            raise AssignmentError(f"{path}: {exc}") from None
     ids = [m.id for m in mutations]
-    if len(set(ids)) != len(ids):
-        raise AssignmentError(f"{path}: duplicate ids")
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise AssignmentError(f"{folder}: duplicate mutation ids {duplicates}")
     for mutation in mutations:
         if which == "mistakes" and mutation.task not in assignment.task_ids:
-            raise AssignmentError(f"{path}: mistake {mutation.id!r} names unknown task {mutation.task!r}")
+            raise AssignmentError(f"{folder}: mistake {mutation.id!r} names unknown task {mutation.task!r}")
     return mutations
 
 
