@@ -27,6 +27,8 @@ class Task:
         uses: Qualified names of other tasks' code this task builds on; graded with the reference for them.
         checks: Path of the hidden checks file, or None for the quiz.
         timeout: Wall-clock seconds allowed per check.
+        slow: Whether grading the task is expensive (e.g. trains a model); the audit grades it only when
+            a mutation edits its files.
     """
 
     id: str
@@ -36,6 +38,7 @@ class Task:
     uses: tuple[str, ...] = ()
     checks: Path | None = None
     timeout: float = 20.0
+    slow: bool = False
 
     @property
     def modules(self) -> tuple[str, ...]:
@@ -199,6 +202,7 @@ def _build_task(folder: Path, raw: dict) -> Task:
         uses=tuple(raw.get("uses", ())),
         checks=(folder / raw["checks"]).resolve(),
         timeout=float(raw.get("timeout", 20.0)),
+        slow=bool(raw.get("slow", False)),
     )
 
 

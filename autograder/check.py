@@ -82,7 +82,8 @@ def run_public_tests(assignment: Assignment, package: Path) -> CheckOutcome:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(import_root), str(PACKAGE_ROOT)]),
                    PYTHONDONTWRITEBYTECODE="1", **{RESULTS_ENV: str(results_file)})
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "autograder.public_plugin",
-                   "--rootdir", str(assignment.public_tests), "-o", "addopts=", str(assignment.public_tests)]
+                   "--continue-on-collection-errors", "--rootdir", str(assignment.public_tests), "-o", "addopts=",
+                   str(assignment.public_tests)]
         try:
             completed = subprocess.run(command, env=env, cwd=tmp, capture_output=True, text=True,
                                        timeout=PUBLIC_TIMEOUT)

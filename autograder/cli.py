@@ -61,23 +61,53 @@ def check(assignment: str, path: Path | None) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "gradescope", "junit"]), default="text",
               show_default=True, help="Report format.")
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report here (atomically).")
+@click.option("--task", "tasks", multiple=True, metavar="ID", help="Grade only this task (repeatable).")
 @friendly_errors
-def grade(assignment: str, submission: Path, fmt: str, output: Path | None) -> None:
+def grade(assignment: str, submission: Path, fmt: str, output: Path | None, tasks: tuple[str, ...]) -> None:
     """Grade SUBMISSION (a package folder, a folder containing it, or a .zip) with the hidden tests."""
     from .grading import Grader
     from .reports import RENDERERS, write_atomic
 
     spec = _assignment(assignment)
+    for task_id in tasks:
+        if task_id not in spec.task_ids:
+            raise GraderError(f"no task {task_id!r} in {spec.name} (tasks: {', '.join(spec.task_ids)})")
     if not submission.exists():
         raise GraderError(f"submission not found: {submission}")
     with Grader(spec) as grader:
-        report = grader.grade(submission)
+        report = grader.grade(submission, only=set(tasks) or None)
     text = RENDERERS[fmt](report)
     if output:
         write_atomic(output, text)
         click.echo(f"{report.assignment}: {report.score:g} / {report.max_score:g}; report written to {output}")
     else:
         click.echo(text, nl=False)
+
+
+@main.command()
+@click.argument("assignment")
+@click.option("--jobs", "-j", default=2, show_default=True, help="Graders working in parallel.")
+@friendly_errors
+def audit(assignment: str, jobs: int) -> None:
+    """Grade every known mistake (must lose points, in its task only) and correct variant (must keep full marks)."""
+    from .audit import audit_and_render
+
+    ok, table = audit_and_render(_assignment(assignment), jobs)
+    click.echo(table, nl=False)
+    if not ok:
+        click.echo("audit failed: a mistake escaped, cost another task points, or a variant lost points", err=True)
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("assignment")
+@friendly_errors
+def template(assignment: str) -> None:
+    """Regenerate student_template/ASSIGNMENT/ from the reference (solution regions become stubs)."""
+    from .template import display_path, generate_template
+
+    folder = generate_template(_assignment(assignment))
+    click.echo(f"student template written to {display_path(folder)}")
 
 
 # Further commands live in their own modules and register here, one line each.

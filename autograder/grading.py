@@ -5,6 +5,7 @@ from __future__ import annotations
 import platform
 import shutil
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,10 @@ from .results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, TIMEOUT, CheckResul
 from .sandbox import JobResult, Limits, WorkerDied, Zygote, new_scratch
 from .scoring import score_task
 from .submission import PreparedSubmission, prepare_submission
-from .transport import TransportError, decode_outputs
+from .transport import TransportError, decode_outputs, encode_outputs
 
 IMPORT_TIMEOUT = 30.0
+REFERENCE_LOCK = threading.RLock()
 OUTPUT_PER_CHECK = 4096
 
 
@@ -89,11 +91,12 @@ class Grader:
 
     # -- grading ---------------------------------------------------------------------------------------
 
-    def grade(self, submission: Path) -> GradeReport:
+    def grade(self, submission: Path, only: set[str] | None = None) -> GradeReport:
         """Grade one submission end to end.
 
         Args:
             submission: A package folder, a folder containing it, or a zip.
+            only: Grade just these task ids (the quiz included if named); all tasks by default.
 
         Returns:
             The report.
@@ -107,8 +110,9 @@ class Grader:
             prepared = prepare_submission(Path(submission), self.assignment, scratch)
             outputs: list[str] = []
             broken = self._probe_imports(prepared, outputs)
-            tasks = [self._grade_task(task, prepared, broken, outputs) for task in self.assignment.tasks]
-            if self.assignment.quiz:
+            tasks = [self._grade_task(task, prepared, broken, outputs) for task in self.assignment.tasks
+                     if only is None or task.id in only]
+            if self.assignment.quiz and (only is None or self.assignment.quiz.task_id in only):
                 tasks.append(self._grade_quiz(prepared))
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -119,7 +123,7 @@ class Grader:
             assignment=self.assignment.name,
             submission=str(submission),
             score=round(sum(t.score for t in tasks), 2),
-            max_score=self.assignment.max_score,
+            max_score=sum(t.max_score for t in tasks),
             tasks=tasks,
             digest=prepared.digest,
             notes=notes,
@@ -250,11 +254,10 @@ class Grader:
         return self._expected[key]
 
     def _run_reference_probe(self, check: Check, seed: int, implementation: Any) -> dict[str, Any]:
-        from .transport import encode_outputs  # same flattening as the worker's
-
-        reset_torch_state(seed)
-        outputs = check.probe(implementation, self.reference, Context(seed, self.assets))
-        values, tensors = encode_outputs(outputs)
+        with REFERENCE_LOCK:  # torch's global RNG and settings are process-wide: one probe at a time
+            reset_torch_state(seed)
+            outputs = check.probe(implementation, self.reference, Context(seed, self.assets))
+            values, tensors = encode_outputs(outputs)
         return {key: tensors[item["ref"]] if item["kind"] == "tensor" else item.get("value")
                 for key, item in values.items()}
 
@@ -265,7 +268,8 @@ class Grader:
             failures += compare_outputs(expected, actual, check.tolerance)
         if check.verify and not failures:
             try:
-                failures += [str(m) for m in check.verify(actual, expected, Context(seed, self.assets))]
+                verify_context = Context(seed, self.assets, reference=self.reference)
+                failures += [str(m) for m in check.verify(actual, expected, verify_context)]
             except CheckFailed as exc:
                 failures.append(str(exc))
             except Exception as exc:  # noqa: BLE001 - malformed student outputs can trip a verifier

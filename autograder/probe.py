@@ -112,10 +112,13 @@ class Context:
     Attributes:
         seed: The check's seed.
         assets: Named binary assets of the assignment (e.g. trained weights), read-only bytes.
+        reference: The full reference package, set only in the trusted parent when a verifier runs (so a
+            verifier can evaluate weights a student's code produced); None in the worker.
     """
 
     seed: int
     assets: Mapping[str, bytes] = field(default_factory=dict)
+    reference: Any = None
 
     def __post_init__(self) -> None:
         self.generator = torch.Generator().manual_seed(self.seed)

@@ -4,12 +4,33 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 RESULTS_ENV = "GRADER_PUBLIC_RESULTS"
+_TASK_MARKER = re.compile(r"""mark\.task\(\s*["']([A-Za-z0-9_]+)["']""")
 _results: list[dict[str, Any]] = []
+_root: list[Path] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _root.append(Path(str(config.rootpath)))
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """A test file that cannot be imported (e.g. the student's module has a syntax error) fails all its tasks."""
+    if not report.failed or not str(report.nodeid).endswith(".py"):
+        return
+    path = _root[0] / report.nodeid if _root else Path(report.nodeid)
+    tasks = sorted(set(_TASK_MARKER.findall(path.read_text()))) if path.is_file() else []
+    lines = [line for line in str(report.longrepr).splitlines() if line.strip()]
+    error = next((line.lstrip("E ").strip() for line in reversed(lines) if line.startswith("E ")), lines[-1] if lines else "")
+    message = f"could not import the tests' module: {error}"[:300]
+    for task in tasks or ["untagged"]:
+        _results.append({"task": task, "test": path.name, "status": "failed", "message": message})
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import stat
+import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -180,6 +181,16 @@ def prepare_submission(path: Path, assignment: Assignment, scratch: Path) -> Pre
     prepared.ignored.extend(_ignored_files(source, set(assignment.student_files)))
     prepared.digest = digest.hexdigest()
     return prepared
+
+
+def submission_digest(path: Path, assignment: Assignment) -> str:
+    """The digest prepare_submission records for ``path`` (same files, same rules), without keeping a copy.
+
+    Raises:
+        SubmissionError: If the path is missing or holds no recognisable submission.
+    """
+    with tempfile.TemporaryDirectory(prefix="digest-") as scratch:
+        return prepare_submission(path, assignment, Path(scratch)).digest
 
 
 def _ignored_files(source: Path, declared: set[str]) -> list[str]:

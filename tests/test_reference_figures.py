@@ -36,6 +36,7 @@ tiny_gpt = importlib.import_module(f"{PACKAGE}.tiny_gpt")
 
 @pytest.fixture(autouse=True)
 def _seed() -> None:
+    """Start every test from the same global random state."""
     torch.manual_seed(0)
 
 
@@ -77,14 +78,18 @@ def test_permuting_inputs_permutes_outputs_without_positions():
 # --- KV cache ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("batch", "n", "dim", "heads"), [(1, 1, 8, 2), (3, 7, 32, 4), (2, 20, 48, 6)])
+@pytest.mark.parametrize(
+    ("batch", "n", "dim", "heads"), [(1, 1, 8, 2), (3, 7, 32, 4), (2, 20, 48, 6)]
+)
 def test_cached_and_uncached_decoding_agree(batch, n, dim, heads):
     layer = attention.MultiHeadAttention(dim, heads)
     tokens = torch.randn(batch, n, dim)
     with torch.no_grad():
         expected = layer(tokens, causal=True)
-        torch.testing.assert_close(kv_cache.decode_with_cache(layer, tokens), expected, rtol=1e-5, atol=1e-5)
-        torch.testing.assert_close(kv_cache.decode_without_cache(layer, tokens), expected, rtol=1e-5, atol=1e-5)
+        cached = kv_cache.decode_with_cache(layer, tokens)
+        uncached = kv_cache.decode_without_cache(layer, tokens)
+    torch.testing.assert_close(cached, expected, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(uncached, expected, rtol=1e-5, atol=1e-5)
 
 
 def _key_projection_rows(decode, n: int, dim: int = 16) -> int:
@@ -114,7 +119,9 @@ def test_key_projection_work_for_512_tokens_is_512_versus_131328():
 
 
 def test_kv_cache_sizes():
-    full = kv_cache.kv_cache_bytes(layers=32, kv_heads=32, head_dim=128, seq_len=4096, bytes_per_value=2)
+    full = kv_cache.kv_cache_bytes(
+        layers=32, kv_heads=32, head_dim=128, seq_len=4096, bytes_per_value=2
+    )
     assert full == 2 * GIB
     assert kv_cache.kv_cache_bytes(32, 8, 128, 4096) == full // 4
     assert kv_cache.kv_cache_bytes(32, 1, 128, 4096) == full // 32
@@ -170,6 +177,7 @@ def trained() -> dict[int, tuple[torch.nn.Module, list[float]]]:
 
 
 def _fresh_progressions() -> torch.Tensor:
+    """256 progressions the models never trained on (their own generator seed)."""
     return tiny_gpt.progression_batch(256, generator=torch.Generator().manual_seed(1234))
 
 
@@ -194,8 +202,10 @@ def test_untrained_model_is_near_chance():
 @pytest.mark.slow
 def test_greedy_continuations(trained):
     model, _ = trained[0]
-    assert tiny_gpt.generate(model, torch.tensor([3, 5]), 8).tolist() == [3, 5, 7, 9, 1, 3, 5, 7, 9, 1]
-    assert tiny_gpt.generate(model, torch.tensor([8, 1]), 6).tolist() == [8, 1, 4, 7, 0, 3, 6, 9]
+    three_five = tiny_gpt.generate(model, torch.tensor([3, 5]), 8)
+    assert three_five.tolist() == [3, 5, 7, 9, 1, 3, 5, 7, 9, 1]
+    eight_one = tiny_gpt.generate(model, torch.tensor([8, 1]), 6)
+    assert eight_one.tolist() == [8, 1, 4, 7, 0, 3, 6, 9]
     batched = tiny_gpt.generate(model, torch.tensor([[3, 5], [8, 1]]), 6)
     assert batched.tolist() == [[3, 5, 7, 9, 1, 3, 5, 7], [8, 1, 4, 7, 0, 3, 6, 9]]
 

@@ -49,7 +49,9 @@ def scaled_dot_product_attention(
     ### BEGIN SOLUTION
     n, m = q.shape[-2], k.shape[-2]
     if causal and n != m:
-        raise ValueError(f"causal attention needs as many queries as keys, found n={n} queries and m={m} keys")
+        raise ValueError(
+            f"causal attention needs as many queries as keys, found n={n} queries and m={m} keys"
+        )
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if causal:
         scores = scores.masked_fill(causal_mask(n).to(scores.device), float("-inf"))
@@ -76,7 +78,7 @@ def split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:
     batch, n, dim = x.shape
     if dim % heads != 0:
         raise ValueError(f"heads={heads} must divide dim={dim}")
-    return x.view(batch, n, heads, dim // heads).transpose(1, 2)
+    return x.reshape(batch, n, heads, dim // heads).transpose(1, 2)
     ### END SOLUTION
 
 

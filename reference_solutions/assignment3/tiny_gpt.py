@@ -78,9 +78,9 @@ class TinyGPT(nn.Module):
             ValueError: If n exceeds 64.
         """
         ### BEGIN SOLUTION
-        n = ids.shape[1]
-        if n > self.positions.shape[0]:
-            raise ValueError(f"sequences may have at most {self.positions.shape[0]} tokens, found {n}")
+        n, max_length = ids.shape[1], self.positions.shape[0]
+        if n > max_length:
+            raise ValueError(f"sequences may have at most {max_length} tokens, found {n}")
         return self.tokens(ids) + self.positions[:n]
         ### END SOLUTION
 

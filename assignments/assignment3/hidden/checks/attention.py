@@ -1,12 +1,19 @@
-"""Hidden checks of scaled_dot_product_attention: values, weights, masking and shapes."""
+"""Hidden checks of scaled_dot_product_attention: values, weights, masking, shapes and errors.
+
+Shapes are chosen so shortcuts cannot pass by accident: batch > 1, several heads, n != m, d_k != d_v,
+d_k differing from heads * d_k, a single query, odd lengths.
+"""
+
+import torch
 
 from autograder.probe import check
 
-SHAPES = [  # (batch, heads, n, m, d_k, d_v): non-square, n != m, d_k != d_v, a single query
+SHAPES = [  # (batch, heads, n, m, d_k, d_v)
     (3, 4, 7, 10, 8, 6),
     (2, 3, 1, 5, 16, 4),
     (1, 2, 9, 9, 5, 7),
 ]
+CAUSAL_SHAPES = [(3, 4, 7, 8, 6), (2, 1, 1, 4, 4), (1, 2, 12, 5, 3)]  # (batch, heads, n, d_k, d_v)
 
 
 def _inputs(ctx, batch, heads, n, m, d_k, d_v):
@@ -14,54 +21,80 @@ def _inputs(ctx, batch, heads, n, m, d_k, d_v):
         ctx.randn(batch, heads, m, d_v)
 
 
-@check("attention", weight=3, description="output and weights on random inputs of several shapes (n != m)")
+def _label(q, k, v):
+    return f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
+
+
+def _raised(call):
+    """The name of the exception call() raises, or 'no exception' (NotImplementedError propagates)."""
+    try:
+        call()
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the exception's type is the output
+        return type(exc).__name__
+    return "no exception"
+
+
+@check("attention", weight=3, description="output and weights on random inputs of several shapes (n != m, "
+                                          "d_k != d_v, a single query)")
 def random_values(impl, ref, ctx):
     outputs = {}
     for shape in SHAPES:
         q, k, v = _inputs(ctx, *shape)
         out, weights = impl.attention.scaled_dot_product_attention(q, k, v)
-        label = f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
-        outputs[f"out for {label}"] = out
-        outputs[f"weights for {label}"] = weights
+        outputs[f"out for {_label(q, k, v)}"] = out
+        outputs[f"weights for {_label(q, k, v)}"] = weights
     return outputs
 
 
 def _rows_sum_to_one(student, reference, ctx):
     for name, weights in student.items():
-        if name.startswith("weights"):
-            total = weights.double().sum(-1)
-            if (total - 1).abs().max() > 1e-4:
-                yield f"{name}: rows must sum to 1, found sums up to {float(total.max()):.4g}"
+        total = weights.double().sum(-1)
+        if not (total - 1).abs().max() <= 1e-4:
+            yield f"{name}: each row must sum to 1 over the keys, found sums from " \
+                  f"{float(total.min()):.4g} to {float(total.max()):.4g}"
+        elif not weights.min() >= 0:
+            yield f"{name}: weights must not be negative"
 
 
-@check("attention", weight=1, description="each row of the weights sums to 1 over the keys",
+@check("attention", weight=1, description="each row of the weights is non-negative and sums to 1 over the keys "
+                                          "(with and without causal=True)",
        verify=_rows_sum_to_one, compare_reference=False)
 def rows_sum_to_one(impl, ref, ctx):
     q, k, v = _inputs(ctx, 2, 4, 6, 11, 8, 8)
     _, weights = impl.attention.scaled_dot_product_attention(q, k, v)
-    return {"weights": weights}
+    q, k, v = _inputs(ctx, 2, 3, 9, 9, 4, 4)
+    _, causal_weights = impl.attention.scaled_dot_product_attention(q, k, v, causal=True)
+    return {"weights for q (2, 4, 6, 8), k (2, 4, 11, 8)": weights,
+            "weights with causal=True for q, k (2, 3, 9, 4)": causal_weights}
 
 
-@check("attention", weight=2, description="causal=True: values and weights on square inputs")
+@check("attention", weight=2, description="causal=True: output and weights on square inputs of several shapes")
 def causal_values(impl, ref, ctx):
     outputs = {}
-    for batch, heads, n, d_k, d_v in [(3, 4, 7, 8, 6), (2, 1, 1, 4, 4), (1, 2, 12, 5, 3)]:
+    for batch, heads, n, d_k, d_v in CAUSAL_SHAPES:
         q, k, v = _inputs(ctx, batch, heads, n, n, d_k, d_v)
         out, weights = impl.attention.scaled_dot_product_attention(q, k, v, causal=True)
-        outputs[f"causal out for n={n}"] = out
-        outputs[f"causal weights for n={n}"] = weights
+        outputs[f"causal out for {_label(q, k, v)}"] = out
+        outputs[f"causal weights for {_label(q, k, v)}"] = weights
     return outputs
 
 
 def _future_unchanged(student, reference, ctx):
-    a, b = student["out"], student["out with last token changed"]
-    if a.shape != b.shape:
-        yield "output shape changed with the input values"
+    a, b = student["out"], student["out with the last key and value changed"]
+    if a.shape != b.shape or a.dim() < 2:
+        yield "the output's shape changed with the input values"
+    elif not (torch.isfinite(a).all() and torch.isfinite(b).all()):
+        yield "with causal=True, the output contains NaN or infinite values (is some query left with no key?)"
     elif not (a[..., :-1, :] - b[..., :-1, :]).abs().max() <= 1e-6:
         yield "with causal=True, changing the last key and value changed the outputs of earlier queries"
+    elif not (a[..., -1, :] - b[..., -1, :]).abs().max() > 1e-3:
+        yield "with causal=True, the last query must still see the last key and value"
 
 
-@check("attention", weight=1, description="causal=True: changing a later token never changes earlier outputs",
+@check("attention", weight=1, description="causal=True: a later key/value never changes earlier outputs, "
+                                          "and every query sees its own position",
        verify=_future_unchanged, compare_reference=False)
 def future_never_changes_past(impl, ref, ctx):
     q, k, v = _inputs(ctx, 2, 3, 8, 8, 4, 5)
@@ -70,11 +103,23 @@ def future_never_changes_past(impl, ref, ctx):
     k2[..., -1, :] += 5.0
     v2[..., -1, :] -= 3.0
     out2, _ = impl.attention.scaled_dot_product_attention(q.clone(), k2, v2, causal=True)
-    return {"out": out, "out with last token changed": out2}
+    return {"out": out, "out with the last key and value changed": out2}
 
 
-@check("attention", weight=1, description="three leading dimensions are not required: works on (batch, n, d) too")
+@check("attention", weight=1, description="works for any number of leading dimensions: (batch, n, d) inputs")
 def three_dimensional(impl, ref, ctx):
-    q, k, v = ctx.randn(3, 5, 4), ctx.randn(3, 6, 4), ctx.randn(3, 6, 2)
+    q, k, v = ctx.randn(3, 5, 4, scale=2.0), ctx.randn(3, 6, 4, scale=2.0), ctx.randn(3, 6, 2)
     out, weights = impl.attention.scaled_dot_product_attention(q, k, v)
-    return {"out": out, "weights": weights}
+    return {"out for q (3, 5, 4), k (3, 6, 4), v (3, 6, 2)": out,
+            "weights for q (3, 5, 4), k (3, 6, 4), v (3, 6, 2)": weights}
+
+
+@check("attention", weight=1, description="causal=True with a different number of queries and keys raises "
+                                          "ValueError")
+def causal_rejects_n_ne_m(impl, ref, ctx):
+    outputs = {}
+    for n, m in ((4, 6), (1, 3)):
+        q, k, v = _inputs(ctx, 2, 2, n, m, 4, 4)
+        outputs[f"exception for causal=True with n={n} queries, m={m} keys"] = _raised(
+            lambda: impl.attention.scaled_dot_product_attention(q, k, v, causal=True))
+    return outputs

@@ -1,14 +1,45 @@
-"""Hidden checks of causal_mask: literal values, dtype and shape for several lengths."""
+"""Hidden checks of causal_mask: dtype and shape, the True/False pattern, exact values for long sequences.
+
+The pattern check converts the mask to bool first, so a mask with the right pattern but the wrong dtype
+loses only the dtype check (and the exact-value check), not everything.
+"""
+
+import torch
 
 from autograder.probe import check
 
-
-@check("causal_mask", weight=2, description="causal_mask(n) for n = 1, 2, 5, 11 (values, dtype bool, shape (n, n))",
-       tolerance="exact")
-def mask_values(impl, ref, ctx):
-    return {f"causal_mask({n})": impl.attention.causal_mask(n) for n in (1, 2, 5, 11)}
+LENGTHS = (1, 2, 5, 11)
 
 
-@check("causal_mask", weight=1, description="causal_mask(64): True exactly above the diagonal", tolerance="exact")
+def _dtype_kind(mask):
+    dtype = getattr(mask, "dtype", None)
+    if dtype == torch.bool:
+        return "bool"
+    if isinstance(dtype, torch.dtype):
+        if dtype.is_floating_point:
+            return "a floating-point dtype"
+        return "a complex dtype" if dtype.is_complex else "an integer dtype"
+    return f"no tensor dtype ({type(mask).__name__})"
+
+
+@check("causal_mask", weight=1, description="causal_mask(n) returns a bool tensor of shape (n, n)")
+def mask_dtype_and_shape(impl, ref, ctx):
+    outputs = {}
+    for n in (1, 6):
+        mask = impl.attention.causal_mask(n)
+        outputs[f"type of causal_mask({n})"] = type(mask).__name__
+        outputs[f"dtype of causal_mask({n})"] = _dtype_kind(mask)
+        outputs[f"shape of causal_mask({n})"] = [int(s) for s in getattr(mask, "shape", ())]
+    return outputs
+
+
+@check("causal_mask", weight=2, tolerance="exact",
+       description="causal_mask(n) for several small n is True exactly where key j lies after query i (j > i)")
+def mask_pattern(impl, ref, ctx):
+    return {f"causal_mask({n}) as bool": torch.as_tensor(impl.attention.causal_mask(n)).bool() for n in LENGTHS}
+
+
+@check("causal_mask", weight=1, tolerance="exact",
+       description="causal_mask(n) for long, odd and even n: exact values, dtype bool, shape (n, n)")
 def mask_large(impl, ref, ctx):
-    return {"causal_mask(64)": impl.attention.causal_mask(64)}
+    return {f"causal_mask({n})": impl.attention.causal_mask(n) for n in (33, 64)}

@@ -1,0 +1,176 @@
+"""Hidden checks of MultiHeadAttention: self-, cross- and causal attention, weights, structure and errors.
+
+Every layer is built as MultiHeadAttention(dim, heads) after ctx.seed_torch(), then ctx.init_module gives it
+seeded, distinct weights (seeded by parameter name, so the reference layer gets the same ones). The student's
+layer runs with the reference scaled_dot_product_attention, causal_mask, split_heads and merge_heads.
+"""
+
+import torch
+
+from autograder.probe import check
+
+SELF_SHAPES = [  # (dim, heads, batch, n): head size != dim, n != head size, a single token, odd lengths
+    (12, 3, 2, 5),
+    (32, 4, 3, 7),
+    (10, 2, 2, 1),
+    (6, 6, 1, 9),
+]
+CROSS_SHAPES = [  # (dim, heads, batch, n, m) with n != m
+    (12, 3, 2, 5, 8),
+    (16, 4, 3, 1, 6),
+    (8, 2, 1, 7, 3),
+]
+CAUSAL_SHAPES = [(12, 3, 2, 6), (16, 2, 3, 9), (8, 4, 1, 1)]  # (dim, heads, batch, n)
+INIT_SCALE = 0.3
+
+
+def _layer(impl, ctx, dim, heads):
+    ctx.seed_torch()
+    return ctx.init_module(impl.attention.MultiHeadAttention(dim, heads), scale=INIT_SCALE)
+
+
+def _raised(call):
+    """The name of the exception call() raises, or 'no exception' (NotImplementedError propagates)."""
+    try:
+        call()
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the exception's type is the output
+        return type(exc).__name__
+    return "no exception"
+
+
+@check("multi_head_attention", weight=3,
+       description="self-attention forward for several (dim, heads) and sequence lengths (incl. a single token)")
+def self_attention_values(impl, ref, ctx):
+    outputs = {}
+    for dim, heads, batch, n in SELF_SHAPES:
+        layer = _layer(impl, ctx, dim, heads)
+        x = ctx.randn(batch, n, dim)
+        outputs[f"MultiHeadAttention({dim}, {heads})(x of shape {(batch, n, dim)})"] = layer(x)
+    return outputs
+
+
+@check("multi_head_attention", weight=2,
+       description="cross-attention: queries from x, keys and values from context (n != m), forward and "
+                   "attention_weights")
+def cross_attention_values(impl, ref, ctx):
+    outputs = {}
+    for dim, heads, batch, n, m in CROSS_SHAPES:
+        layer = _layer(impl, ctx, dim, heads)
+        x, context = ctx.randn(batch, n, dim), ctx.randn(batch, m, dim)
+        call = f"MultiHeadAttention({dim}, {heads}) with x {(batch, n, dim)}, context {(batch, m, dim)}"
+        outputs[f"forward of {call}"] = layer(x, context=context)
+        outputs[f"attention_weights of {call}"] = layer.attention_weights(x, context=context)
+    return outputs
+
+
+@check("multi_head_attention", weight=2,
+       description="causal=True: forward and attention_weights for several shapes")
+def causal_values(impl, ref, ctx):
+    outputs = {}
+    for dim, heads, batch, n in CAUSAL_SHAPES:
+        layer = _layer(impl, ctx, dim, heads)
+        x = ctx.randn(batch, n, dim)
+        call = f"MultiHeadAttention({dim}, {heads}) with x {(batch, n, dim)}, causal=True"
+        outputs[f"forward of {call}"] = layer(x, causal=True)
+        outputs[f"attention_weights of {call}"] = layer.attention_weights(x, causal=True)
+    return outputs
+
+
+def _future_unchanged(student, reference, ctx):
+    a, b = student["forward"], student["forward with the last token changed"]
+    if a.shape != b.shape or a.dim() != 3:
+        yield f"forward must return shape (batch, n, dim), got {tuple(a.shape)}"
+    elif not (torch.isfinite(a).all() and torch.isfinite(b).all()):
+        yield "with causal=True, the output contains NaN or infinite values"
+    elif not (a[:, :-1] - b[:, :-1]).abs().max() <= 1e-5:
+        yield "with causal=True, changing the last token changed the outputs of earlier tokens"
+
+
+@check("multi_head_attention", weight=1, verify=_future_unchanged, compare_reference=False,
+       description="causal=True: changing a later token never changes the outputs of earlier tokens")
+def causal_future_never_changes_past(impl, ref, ctx):
+    layer = _layer(impl, ctx, 12, 3)
+    x = ctx.randn(2, 7, 12)
+    changed = x.clone()
+    changed[:, -1] += ctx.randn(2, 12, scale=3.0)
+    with torch.no_grad():
+        return {"forward": layer(x, causal=True), "forward with the last token changed": layer(changed, causal=True)}
+
+
+def _weights_match_forward(student, reference, ctx):
+    for case in ("self-attention", "cross-attention", "causal self-attention"):
+        weights, forward, rebuilt = (student[f"{case}: {part}"] for part in ("weights", "forward", "rebuilt"))
+        total = weights.double().sum(-1)
+        if not (total - 1).abs().max() <= 1e-4:
+            yield f"{case}: each row of attention_weights must sum to 1"
+        elif not torch.allclose(rebuilt.double(), forward.double(), rtol=1e-4, atol=1e-5):
+            yield f"{case}: forward must equal out_proj(merged heads of attention_weights times the values)"
+
+
+@check("multi_head_attention", weight=2, verify=_weights_match_forward,
+       description="attention_weights has shape (batch, heads, n, m), rows summing to 1, and agrees with forward "
+                   "(self, cross and causal)")
+def weights_agree_with_forward(impl, ref, ctx):
+    dim, heads, batch, n, m = 12, 3, 2, 5, 7
+    layer = _layer(impl, ctx, dim, heads)
+    x, context = ctx.randn(batch, n, dim), ctx.randn(batch, m, dim)
+    outputs = {}
+    for case, source, kwargs in (("self-attention", x, {}), ("cross-attention", context, {"context": context}),
+                                 ("causal self-attention", x, {"causal": True})):
+        with torch.no_grad():
+            weights = layer.attention_weights(x, **kwargs)
+            forward = layer(x, **kwargs)
+            if weights.shape == (batch, heads, n, source.shape[1]):
+                values = layer.v_proj(source).view(batch, -1, heads, dim // heads).transpose(1, 2)
+                mixed = (weights @ values).transpose(1, 2).reshape(batch, n, dim)
+                rebuilt = layer.out_proj(mixed)
+            else:
+                rebuilt = torch.full_like(forward, float("nan"))
+        outputs[f"{case}: weights"] = weights
+        outputs[f"{case}: forward"] = forward
+        outputs[f"{case}: rebuilt"] = rebuilt
+    return outputs
+
+
+def _equivariant(student, reference, ctx):
+    out, permuted_out, order = student["forward"], student["forward of permuted tokens"], student["order"]
+    if out.shape != permuted_out.shape or out.dim() != 3:
+        yield f"forward must return shape (batch, n, dim), got {tuple(permuted_out.shape)}"
+    elif not torch.allclose(permuted_out, out[:, order], rtol=1e-4, atol=1e-5):
+        yield "without a mask, permuting the input tokens must permute the outputs the same way"
+
+
+@check("multi_head_attention", weight=1, verify=_equivariant, compare_reference=False,
+       description="without a mask, permuting the tokens permutes the outputs (permutation equivariance)")
+def permutation_equivariance(impl, ref, ctx):
+    layer = _layer(impl, ctx, 16, 4)
+    x = ctx.randn(2, 7, 16)
+    order = torch.randperm(7, generator=ctx.generator)
+    with torch.no_grad():
+        return {"forward": layer(x), "forward of permuted tokens": layer(x[:, order].contiguous()), "order": order}
+
+
+@check("multi_head_attention", weight=1,
+       description="the layer has `heads` and four nn.Linear(dim, dim) projections with bias: q_proj, k_proj, "
+                   "v_proj, out_proj")
+def structure(impl, ref, ctx):
+    ctx.seed_torch()
+    layer = impl.attention.MultiHeadAttention(12, 3)
+    outputs = {"layer.heads": getattr(layer, "heads", None)}
+    for name in ("q_proj", "k_proj", "v_proj", "out_proj"):
+        proj = getattr(layer, name, None)
+        outputs[f"type of layer.{name}"] = type(proj).__name__
+        weight, bias = getattr(proj, "weight", None), getattr(proj, "bias", None)
+        outputs[f"shape of layer.{name}.weight"] = [int(s) for s in getattr(weight, "shape", ())]
+        outputs[f"layer.{name} has a bias"] = bias is not None
+    return outputs
+
+
+@check("multi_head_attention", weight=1,
+       description="MultiHeadAttention(dim, heads) raises ValueError when heads does not divide dim")
+def rejects_bad_heads(impl, ref, ctx):
+    ctx.seed_torch()
+    return {f"exception for MultiHeadAttention({dim}, {heads})": _raised(
+        lambda: impl.attention.MultiHeadAttention(dim, heads)) for dim, heads in ((10, 4), (12, 5))}

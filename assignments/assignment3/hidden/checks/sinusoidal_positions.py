@@ -1,0 +1,57 @@
+"""Hidden checks of sinusoidal_positions: values near and far from position 0, dtype and shape, odd widths."""
+
+import torch
+
+from autograder.probe import check
+
+SHORT = [(10, 8), (7, 12), (1, 6), (33, 2), (5, 64)]  # odd lengths, dim != length, a single position
+LONG = [(200, 48), (64, 64), (129, 10)]  # positions far from 0: float32 roundoff of the angle grows with p
+
+
+def _as_float32(table):
+    """Compare values in float32 (the dtype itself is graded by its own check, so it costs once)."""
+    return table.to(torch.float32) if isinstance(table, torch.Tensor) else table
+
+
+def _tables(impl, sizes):
+    return {f"sinusoidal_positions({length}, {dim})": _as_float32(impl.positions.sinusoidal_positions(length, dim))
+            for length, dim in sizes}
+
+
+@check("sinusoidal_positions", weight=2,
+       description="values of short tables (odd lengths, a single position, length != dim, dim 2)")
+def short_tables(impl, ref, ctx):
+    return _tables(impl, SHORT)
+
+
+@check("sinusoidal_positions", weight=2, tolerance="deep",
+       description="values far from position 0 (up to position 199) and for wide tables")
+def long_tables(impl, ref, ctx):
+    return _tables(impl, LONG)
+
+
+@check("sinusoidal_positions", weight=1, description="the table is a float32 tensor of shape (length, dim)")
+def dtype_and_shape(impl, ref, ctx):
+    outputs = {}
+    for length, dim in [(10, 8), (3, 16)]:
+        table = impl.positions.sinusoidal_positions(length, dim)
+        label = f"sinusoidal_positions({length}, {dim})"
+        outputs[f"type of {label}"] = type(table).__name__
+        outputs[f"dtype of {label}"] = str(getattr(table, "dtype", None))
+        outputs[f"shape of {label}"] = [int(s) for s in getattr(table, "shape", ())]
+    return outputs
+
+
+@check("sinusoidal_positions", weight=1, description="an odd dim raises ValueError")
+def odd_dim_rejected(impl, ref, ctx):
+    outputs = {}
+    for length, dim in [(10, 7), (4, 1), (6, 13)]:
+        try:
+            impl.positions.sinusoidal_positions(length, dim)
+            raised = False
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any other exception is the wrong one
+            raised = isinstance(exc, ValueError)
+        outputs[f"sinusoidal_positions({length}, {dim}) raised ValueError"] = raised
+    return outputs

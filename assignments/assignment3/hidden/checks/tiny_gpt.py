@@ -1,0 +1,157 @@
+"""Hidden checks of TinyGPT, graded with the reference TransformerBlock and sinusoidal_positions.
+
+Every model is built with its constructor, then given seeded, distinct weights (ctx.init_module), so the
+student's and the reference's models agree wherever their parameter names and shapes agree.
+"""
+
+import torch
+from torch import nn
+
+from autograder.probe import check
+
+SIZES = [  # (vocab, dim, heads, depth): the defaults, and sizes where vocab, dim, heads and depth all differ
+    (10, 64, 4, 2),
+    (13, 24, 3, 3),
+    (7, 16, 2, 1),
+]
+
+
+def _model(impl, ctx, vocab, dim, heads, depth):
+    ctx.seed_torch()
+    model = impl.tiny_gpt.TinyGPT(vocab, dim, heads, depth)
+    return ctx.init_module(model)
+
+
+def _label(vocab, dim, heads, depth):
+    return f"TinyGPT({vocab}, {dim}, {heads}, {depth})"
+
+
+@check("tiny_gpt", weight=3, tolerance="deep",
+       description="logits of models of several sizes (non-default vocab, dim, heads and depth), batches of ids")
+def logits(impl, ref, ctx):
+    outputs = {}
+    for (vocab, dim, heads, depth), (batch, n) in zip(SIZES, [(3, 11), (2, 17), (4, 5)]):
+        model = _model(impl, ctx, vocab, dim, heads, depth)
+        ids = ctx.randint(0, vocab, (batch, n))
+        with torch.no_grad():
+            outputs[f"{_label(vocab, dim, heads, depth)} logits for ids of shape {(batch, n)}"] = model(ids)
+    model = _model(impl, ctx, 10, 32, 4, 1)
+    ids = ctx.randint(0, 10, (1, 64))
+    with torch.no_grad():
+        outputs["TinyGPT(10, 32, 4, 1) logits for 64 ids (the longest allowed)"] = model(ids)
+    return outputs
+
+
+def _kind(module):
+    return type(module).__name__ if module is not None else "missing"
+
+
+@check("tiny_gpt", weight=1,
+       description="parts: tokens Embedding, positions buffer (64, dim) that is not a parameter, "
+                   "blocks ModuleList of length depth, final norm, head Linear(dim, vocab)")
+def parts(impl, ref, ctx):
+    outputs = {}
+    for vocab, dim, heads, depth in SIZES[1:]:
+        ctx.seed_torch()
+        model = impl.tiny_gpt.TinyGPT(vocab, dim, heads, depth)
+        label = _label(vocab, dim, heads, depth)
+        tokens, blocks = getattr(model, "tokens", None), getattr(model, "blocks", None)
+        norm, head = getattr(model, "norm", None), getattr(model, "head", None)
+        buffers, parameters = dict(model.named_buffers()), dict(model.named_parameters())
+        positions = buffers.get("positions")
+        outputs[f"{label}.tokens"] = _kind(tokens)
+        outputs[f"{label}.tokens (num_embeddings, embedding_dim)"] = \
+            [int(tokens.num_embeddings), int(tokens.embedding_dim)] if isinstance(tokens, nn.Embedding) else "n/a"
+        outputs[f"{label}.positions is a buffer"] = positions is not None
+        outputs[f"{label}.positions is a parameter"] = "positions" in parameters
+        outputs[f"{label}.positions (a buffer)"] = \
+            positions.detach().clone() if isinstance(positions, torch.Tensor) else "missing"
+        outputs[f"{label}.blocks"] = _kind(blocks)
+        outputs[f"{label}.blocks length"] = len(blocks) if isinstance(blocks, nn.ModuleList) else -1
+        outputs[f"{label}.norm"] = _kind(norm)
+        outputs[f"{label}.norm normalized_shape"] = \
+            [int(s) for s in norm.normalized_shape] if isinstance(norm, nn.LayerNorm) else "n/a"
+        outputs[f"{label}.head"] = _kind(head)
+        outputs[f"{label}.head (in_features, out_features, has bias)"] = \
+            [int(head.in_features), int(head.out_features), head.bias is not None] \
+            if isinstance(head, nn.Linear) else "n/a"
+        outputs[f"{label} number of parameters"] = sum(int(p.numel()) for p in parameters.values())
+    return outputs
+
+
+@check("tiny_gpt", weight=1, description="embed(ids): token embeddings plus the position vectors of 0 .. n-1")
+def embed(impl, ref, ctx):
+    outputs = {}
+    for (vocab, dim, heads, depth), (batch, n) in zip(SIZES[:2], [(2, 9), (3, 64)]):
+        model = _model(impl, ctx, vocab, dim, heads, depth)
+        ids = ctx.randint(0, vocab, (batch, n))
+        with torch.no_grad():
+            outputs[f"{_label(vocab, dim, heads, depth)}.embed(ids of shape {(batch, n)})"] = model.embed(ids)
+    return outputs
+
+
+@check("tiny_gpt", weight=2, tolerance="deep",
+       description="attention_maps: one causal (batch, heads, n, n) map per block, in order, with the right values")
+def attention_maps(impl, ref, ctx):
+    outputs = {}
+    for (vocab, dim, heads, depth), (batch, n) in zip(SIZES[1:], [(2, 10), (3, 6)]):
+        model = _model(impl, ctx, vocab, dim, heads, depth)
+        ids = ctx.randint(0, vocab, (batch, n))
+        with torch.no_grad():
+            maps = model.attention_maps(ids)
+        label = f"{_label(vocab, dim, heads, depth)}.attention_maps(ids of shape {(batch, n)})"
+        outputs[f"{label}: number of maps"] = len(maps) if isinstance(maps, (list, tuple)) else -1
+        outputs[label] = list(maps) if isinstance(maps, (list, tuple)) else maps
+    return outputs
+
+
+def _earlier_predictions_unchanged(student, reference, ctx):
+    for name, logits in student.items():
+        if not name.startswith("logits") or " changed" in name:
+            continue
+        for position in (9, 5):
+            changed = student[f"{name} with token {position} changed"]
+            if changed.shape != logits.shape:
+                yield f"{name}: the logits' shape changed with the token values"
+                continue
+            moved = (changed[:, :position] - logits[:, :position]).abs().max()
+            if not moved <= 1e-5:
+                yield (f"{name}: changing token {position} changed the predictions at earlier positions "
+                       f"(by up to {float(moved):.3g}); every block must attend causally")
+                return
+
+
+@check("tiny_gpt", weight=1, compare_reference=False, verify=_earlier_predictions_unchanged,
+       description="causality: changing a later token never changes an earlier prediction")
+def causality(impl, ref, ctx):
+    outputs = {}
+    for vocab, dim, heads, depth in SIZES[1:]:
+        model = _model(impl, ctx, vocab, dim, heads, depth)
+        ids = ctx.randint(0, vocab, (2, 10))
+        name = f"logits of {_label(vocab, dim, heads, depth)}"
+        with torch.no_grad():
+            outputs[name] = model(ids.clone())
+            for position in (9, 5):
+                changed = ids.clone()
+                changed[:, position] = (changed[:, position] + 1) % vocab
+                outputs[f"{name} with token {position} changed"] = model(changed)
+    return outputs
+
+
+@check("tiny_gpt", weight=1, description="ids longer than 64 tokens raise ValueError; 64 tokens are accepted")
+def length_limit(impl, ref, ctx):
+    model = _model(impl, ctx, 10, 16, 2, 1)
+    outputs = {}
+    for n in (65, 80):
+        try:
+            with torch.no_grad():
+                model(torch.zeros(2, n, dtype=torch.long))
+            raised = False
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any other exception is the wrong one
+            raised = isinstance(exc, ValueError)
+        outputs[f"TinyGPT forward on {n} ids raised ValueError"] = raised
+    with torch.no_grad():
+        outputs["shape of TinyGPT forward on 64 ids"] = [int(s) for s in model(torch.zeros(2, 64, dtype=torch.long)).shape]
+    return outputs

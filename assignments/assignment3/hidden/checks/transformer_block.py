@@ -1,0 +1,125 @@
+"""Hidden checks of TransformerBlock: values (plain and causal), pre-norm residual structure, the MLP's layout.
+
+Every block is built as TransformerBlock(dim, heads, mlp_ratio) after ctx.seed_torch(), then ctx.init_module
+gives every parameter (LayerNorm weights 1 + noise, biases noise) seeded, distinct values, so a reused norm, a
+missing residual or a post-norm block cannot hide behind gamma = 1, beta = 0. mlp_ratio differs from 4 in most
+shapes. The student's block runs with the reference MultiHeadAttention.
+"""
+
+import torch
+
+from autograder.probe import check
+
+SHAPES = [  # (dim, heads, mlp_ratio, batch, n)
+    (16, 4, 2, 2, 5),
+    (12, 3, 3, 3, 7),
+    (8, 2, 1, 2, 1),
+    (20, 5, 4, 1, 9),
+]
+CAUSAL_SHAPES = [(12, 3, 2, 2, 6), (16, 2, 3, 3, 9), (8, 4, 4, 1, 1)]
+INIT_SCALE = 0.3
+
+
+def _block(impl, ctx, dim, heads, mlp_ratio):
+    ctx.seed_torch()
+    return ctx.init_module(impl.attention.TransformerBlock(dim, heads, mlp_ratio), scale=INIT_SCALE)
+
+
+def _call(dim, heads, mlp_ratio, shape, causal=False):
+    return f"TransformerBlock({dim}, {heads}, mlp_ratio={mlp_ratio})(x of shape {shape}" + \
+        (", causal=True)" if causal else ")")
+
+
+@check("transformer_block", weight=3,
+       description="forward for several (dim, heads, mlp_ratio) and sequence lengths (incl. a single token)")
+def block_values(impl, ref, ctx):
+    outputs = {}
+    for dim, heads, ratio, batch, n in SHAPES:
+        block = _block(impl, ctx, dim, heads, ratio)
+        x = ctx.randn(batch, n, dim)
+        outputs[_call(dim, heads, ratio, (batch, n, dim))] = block(x)
+    return outputs
+
+
+@check("transformer_block", weight=2, description="forward with causal=True for several shapes")
+def causal_values(impl, ref, ctx):
+    outputs = {}
+    for dim, heads, ratio, batch, n in CAUSAL_SHAPES:
+        block = _block(impl, ctx, dim, heads, ratio)
+        x = ctx.randn(batch, n, dim)
+        outputs[_call(dim, heads, ratio, (batch, n, dim), causal=True)] = block(x, causal=True)
+    return outputs
+
+
+def _future_unchanged(student, reference, ctx):
+    a, b = student["forward"], student["forward with the last token changed"]
+    if a.shape != b.shape or a.dim() != 3:
+        yield f"forward must return shape (batch, n, dim), got {tuple(a.shape)}"
+    elif not (torch.isfinite(a).all() and torch.isfinite(b).all()):
+        yield "with causal=True, the output contains NaN or infinite values"
+    elif not (a[:, :-1] - b[:, :-1]).abs().max() <= 1e-5:
+        yield "with causal=True, changing the last token changed the outputs of earlier tokens"
+
+
+@check("transformer_block", weight=1, verify=_future_unchanged, compare_reference=False,
+       description="causal=True: changing a later token never changes the outputs of earlier tokens")
+def causal_future_never_changes_past(impl, ref, ctx):
+    block = _block(impl, ctx, 12, 3, 2)
+    x = ctx.randn(2, 7, 12)
+    changed = x.clone()
+    changed[:, -1] += ctx.randn(2, 12, scale=3.0)
+    with torch.no_grad():
+        return {"forward": block(x, causal=True), "forward with the last token changed": block(changed, causal=True)}
+
+
+def _last_linear(module):
+    linears = [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
+    return linears[-1] if linears else None
+
+
+def _identity(student, reference, ctx):
+    x, out = student["x"], student["forward with zeroed attention and MLP outputs"]
+    if out.shape != x.shape:
+        yield f"forward must keep the input's shape {tuple(x.shape)}, got {tuple(out.shape)}"
+    elif not torch.allclose(out, x, rtol=1e-5, atol=1e-6):
+        yield ("when the attention and the MLP add nothing, a pre-norm block must return its input unchanged: "
+               "each sublayer's output must be added to the un-normalised input, with no norm after the sum")
+
+
+@check("transformer_block", weight=2, verify=_identity,
+       description="pre-norm residuals: with the attention's out_proj and the MLP's last Linear set to zero, the "
+                   "block returns its input unchanged")
+def pre_norm_residuals(impl, ref, ctx):
+    block = _block(impl, ctx, 12, 3, 2)
+    x = ctx.randn(2, 5, 12)
+    with torch.no_grad():
+        for module in (block.attn.out_proj, _last_linear(block.mlp)):
+            for param in module.parameters():
+                param.zero_()
+        return {"x": x, "forward with zeroed attention and MLP outputs": block(x.clone())}
+
+
+@check("transformer_block", weight=1,
+       description="structure: norm1 and norm2 are separate LayerNorm(dim), attn is MultiHeadAttention(dim, heads), "
+                   "mlp is Linear(dim, mlp_ratio * dim), GELU, Linear(mlp_ratio * dim, dim)")
+def structure(impl, ref, ctx):
+    outputs = {}
+    for dim, heads, ratio in ((12, 3, 3), (8, 2, 1)):
+        ctx.seed_torch()
+        block = impl.attention.TransformerBlock(dim, heads, ratio)
+        label = f"TransformerBlock({dim}, {heads}, mlp_ratio={ratio})"
+        norm1, norm2 = getattr(block, "norm1", None), getattr(block, "norm2", None)
+        outputs[f"type of {label}.norm1"] = type(norm1).__name__
+        outputs[f"type of {label}.norm2"] = type(norm2).__name__
+        outputs[f"{label}.norm1 is not norm2"] = norm1 is not norm2
+        outputs[f"{label}.norm1.normalized_shape"] = list(getattr(norm1, "normalized_shape", ()))
+        outputs[f"{label}.norm2.normalized_shape"] = list(getattr(norm2, "normalized_shape", ()))
+        attn = getattr(block, "attn", None)
+        outputs[f"type of {label}.attn"] = type(attn).__name__
+        outputs[f"{label}.attn.heads"] = getattr(attn, "heads", None)
+        mlp = getattr(block, "mlp", None)
+        layers = list(mlp.children()) if isinstance(mlp, torch.nn.Module) else []
+        outputs[f"layers of {label}.mlp"] = [type(layer).__name__ for layer in layers]
+        outputs[f"(in, out) features of the Linear layers of {label}.mlp"] = [
+            [layer.in_features, layer.out_features] for layer in layers if isinstance(layer, torch.nn.Linear)]
+    return outputs

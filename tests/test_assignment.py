@@ -1,0 +1,86 @@
+"""The manifest loader: points, tasks, validation errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autograder.assignment import available_assignments, load_assignment
+from autograder.errors import AssignmentError
+
+
+def test_assignment3_points_add_up_to_100(assignment3):
+    assert assignment3.max_score == 100
+    assert assignment3.task_ids == [
+        "causal_mask", "attention", "head_split", "multi_head_attention", "transformer_block",
+        "sinusoidal_positions", "kv_cache_decode", "kv_cache_bytes", "tiny_gpt", "tiny_gpt_training", "quiz",
+    ]
+
+
+def test_every_task_has_a_checks_file_and_known_functions(assignment3):
+    for task in assignment3.tasks:
+        assert task.checks is not None and task.checks.is_file(), task.id
+        for qualified in task.functions + task.uses:
+            module, name = qualified.split(".")
+            assert f"def {name}" in (assignment3.reference / f"{module}.py").read_text() or \
+                f"class {name}" in (assignment3.reference / f"{module}.py").read_text(), qualified
+
+
+def test_unknown_assignment_lists_the_available_ones():
+    with pytest.raises(AssignmentError, match="no assignment named 'nope'.*assignment3"):
+        load_assignment("nope")
+
+
+def test_path_like_names_are_refused():
+    with pytest.raises(AssignmentError):
+        load_assignment("../assignments/assignment3")
+
+
+def _write_manifest(root: Path, body: str) -> None:
+    folder = root / "demo"
+    folder.mkdir(parents=True)
+    (folder / "assignment.toml").write_text(body)
+
+
+BASE = """
+[assignment]
+modules = ["m"]
+student_files = ["m.py"]
+seed = 1
+"""
+
+
+def test_a_task_cannot_use_the_reference_for_its_own_code(tmp_path):
+    _write_manifest(tmp_path, BASE + """
+[[tasks]]
+id = "t"
+points = 1
+functions = ["m.f"]
+uses = ["m.f"]
+checks = "c.py"
+""")
+    with pytest.raises(AssignmentError, match="cannot use the reference for its own code"):
+        load_assignment("demo", root=tmp_path)
+
+
+def test_unknown_module_in_functions_is_refused(tmp_path):
+    _write_manifest(tmp_path, BASE + """
+[[tasks]]
+id = "t"
+points = 1
+functions = ["other.f"]
+checks = "c.py"
+""")
+    with pytest.raises(AssignmentError, match="not 'module.name' of a student module"):
+        load_assignment("demo", root=tmp_path)
+
+
+def test_broken_toml_is_one_clear_error(tmp_path):
+    _write_manifest(tmp_path, "[assignment\n")
+    with pytest.raises(AssignmentError, match="cannot read"):
+        load_assignment("demo", root=tmp_path)
+
+
+def test_available_assignments_lists_assignment3():
+    assert "assignment3" in available_assignments()

@@ -1,0 +1,103 @@
+"""Comparison of plain outputs: kinds, dtypes, shapes, finiteness and float32 tolerances."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from autograder.compare import TOLERANCES, compare_tensors, compare_value
+from autograder.grading import compare_outputs
+from autograder.transport import Foreign
+
+F32 = TOLERANCES["float32"]
+
+
+def test_equal_tensors_pass():
+    x = torch.randn(3, 4)
+    assert compare_value("x", x, x.clone(), F32) is None
+
+
+def test_dtype_is_checked_before_values():
+    x = torch.randn(3, 4)
+    message = compare_value("out", x, x.double(), F32)
+    assert message == "out: expected dtype torch.float32, got torch.float64"
+
+
+def test_shape_is_reported_with_both_shapes():
+    message = compare_value("weights", torch.zeros(3, 4, 7, 10), torch.zeros(3, 4, 10, 7), F32)
+    assert "expected shape (3, 4, 7, 10), got (3, 4, 10, 7)" in message
+
+
+def test_nan_where_finite_expected_is_named_as_such():
+    actual = torch.ones(2, 3)
+    actual[1, 2] = float("nan")
+    message = compare_value("out", torch.ones(2, 3), actual, F32)
+    assert "NaN or infinite" in message and "(1, 2)" in message
+
+
+def test_matching_infinities_pass_and_mismatched_fail():
+    expected = torch.tensor([0.0, -math.inf, 1.0])
+    assert compare_value("s", expected, expected.clone(), F32) is None
+    assert compare_value("s", expected, torch.tensor([0.0, math.inf, 1.0]), F32) is not None
+
+
+def test_value_error_reports_max_error_and_location():
+    expected = torch.zeros(2, 5)
+    actual = expected.clone()
+    actual[1, 3] = 0.5
+    message = compare_value("out", expected, actual, F32)
+    assert "1 of 10 entries" in message and "max abs error 0.5" in message and "(1, 3)" in message
+
+
+def test_bool_and_integer_tensors_compare_exactly():
+    mask = torch.triu(torch.ones(4, 4, dtype=torch.bool), 1)
+    assert compare_value("mask", mask, mask.clone(), F32) is None
+    wrong = mask.clone()
+    wrong[0, 0] = True
+    assert "1 of 16 entries differ, first at (0, 0)" in compare_value("mask", mask, wrong, F32)
+
+
+def test_python_int_must_stay_an_int():
+    assert compare_value("bytes", 2**31, float(2**31), F32).startswith("bytes: expected int")
+    assert compare_value("bytes", 2**31, 2**31, F32) is None
+    assert compare_value("bytes", 2**31, 2**31 + 1, F32) == "bytes: expected 2147483648, got 2147483649"
+
+
+def test_bool_is_not_accepted_for_int():
+    assert compare_value("n", 1, True, F32) is not None
+
+
+def test_foreign_objects_never_pass():
+    message = compare_value("out", torch.zeros(2), Foreign("numpy.ndarray", "float32, shape (2,)"), F32)
+    assert message == "out: expected a torch.Tensor, got numpy.ndarray (float32, shape (2,))"
+
+
+def test_missing_and_extra_outputs_fail():
+    failures = compare_outputs({"a": 1, "b": 2}, {"a": 1, "c": 3}, "exact")
+    assert any("b: missing" in f for f in failures)
+    assert any("unexpected extra outputs: c" in f for f in failures)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 64), st.integers(1, 6), st.integers(0, 2**31 - 1))
+def test_summing_in_another_order_stays_within_tolerance(n, rows, seed):
+    generator = torch.Generator().manual_seed(seed)
+    a = torch.randn(rows, n, generator=generator)
+    b = torch.randn(n, 5, generator=generator)
+    reference = a @ b
+    reordered = torch.einsum("ik,kj->ij", a.flip(1), b.flip(0))
+    via_double = (a.double() @ b.double()).float()
+    assert compare_tensors("x", reference, reordered, F32) is None
+    assert compare_tensors("x", reference, via_double, F32) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.floats(1e-2, 10.0))
+def test_perturbations_of_a_realistic_mistake_size_are_caught(seed, size):
+    x = torch.randn(4, 6, generator=torch.Generator().manual_seed(seed))
+    y = x.clone()
+    y[2, 3] += size
+    assert compare_tensors("x", x, y, F32) is not None

@@ -1,0 +1,165 @@
+"""Grading end to end: full marks for the reference, zero for the template, one broken function costs one task."""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from autograder.grading import Grader
+from autograder.reports import render_gradescope, render_json, render_junit, render_text
+from autograder.results import NOT_IMPLEMENTED, PASSED
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def grader(assignment3):
+    with Grader(assignment3) as shared:
+        yield shared
+
+
+@pytest.fixture(scope="module")
+def reference_report(grader, assignment3):
+    return grader.grade(assignment3.reference)
+
+
+def cheap_tasks(assignment) -> set[str]:
+    return {t.id for t in assignment.tasks if not t.slow} | {assignment.quiz.task_id}
+
+
+def break_functions(reference: Path, destination: Path, qualified_names: tuple[str, ...]) -> Path:
+    """Copy the reference and make every solution region inside the named functions/classes raise."""
+    shutil.copytree(reference, destination, ignore=shutil.ignore_patterns("__pycache__"))
+    for qualified in qualified_names:
+        module, name = qualified.split(".")
+        path = destination / f"{module}.py"
+        lines = path.read_text().splitlines(keepends=True)
+        node = next(n for n in ast.parse("".join(lines)).body
+                    if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name)
+        output, inside = [], False
+        for number, line in enumerate(lines, start=1):
+            in_def = node.lineno <= number <= node.end_lineno
+            if in_def and line.strip() == "### BEGIN SOLUTION":
+                indent = line[: len(line) - len(line.lstrip())]
+                output.append(f"{indent}raise RuntimeError('deliberately broken by a test')\n")
+                inside = True
+            elif inside and line.strip() == "### END SOLUTION":
+                inside = False
+            elif not inside:
+                output.append(line)
+        path.write_text("".join(output))
+    return destination
+
+
+def test_reference_scores_full_marks(reference_report, assignment3):
+    failing = {t.id: t.feedback for t in reference_report.tasks if t.status != PASSED}
+    assert failing == {}
+    assert reference_report.score == reference_report.max_score == 100
+    assert [t.id for t in reference_report.tasks] == assignment3.task_ids
+
+
+def test_template_scores_zero_and_every_task_is_not_implemented(grader, repo):
+    report = grader.grade(repo / "student_template" / "assignment3")
+    assert report.score == 0
+    code_tasks = [t for t in report.tasks if t.id != "quiz"]
+    assert {t.id: t.status for t in code_tasks} == {t.id: NOT_IMPLEMENTED for t in code_tasks}
+    assert all("not implemented" in t.feedback for t in code_tasks)
+
+
+@pytest.mark.parametrize("task_id", [
+    "causal_mask", "attention", "head_split", "multi_head_attention", "transformer_block",
+    "sinusoidal_positions", "kv_cache_decode", "kv_cache_bytes", "tiny_gpt", "tiny_gpt_training",
+])
+def test_one_broken_task_costs_only_that_task(grader, assignment3, tmp_path, task_id):
+    task = assignment3.task(task_id)
+    broken = break_functions(assignment3.reference, tmp_path / "assignment3", task.functions)
+    report = grader.grade(broken, only=cheap_tasks(assignment3) | {task_id})
+    scores = {t.id: (t.score, t.max_score) for t in report.tasks}
+    assert scores[task_id][0] == 0, scores
+    assert {k: v for k, v in scores.items() if k != task_id and v[0] != v[1]} == {}
+    target = next(t for t in report.tasks if t.id == task_id)
+    assert "deliberately broken" in target.feedback
+
+
+def test_the_same_submission_graded_five_times_gets_identical_results(grader, repo, assignment3):
+    only = cheap_tasks(assignment3)
+    reports = [grader.grade(repo / "examples" / "partial_submission", only=only) for _ in range(5)]
+    signatures = [[(t.id, t.score, [(c.name, c.status, c.message) for c in t.checks]) for t in r.tasks]
+                  for r in reports]
+    assert all(s == signatures[0] for s in signatures)
+    assert 0 < reports[0].score < reports[0].max_score
+
+
+def test_the_example_submission_gets_hints_for_its_mistakes(grader, repo, assignment3):
+    report = grader.grade(repo / "examples" / "partial_submission", only=cheap_tasks(assignment3))
+    by_id = {t.id: t for t in report.tasks}
+    assert by_id["attention"].score < by_id["attention"].max_score
+    assert by_id["transformer_block"].score < by_id["transformer_block"].max_score
+    assert by_id["kv_cache_bytes"].score == 0
+    assert by_id["multi_head_attention"].status == PASSED  # graded with the reference attention
+    assert by_id["quiz"].score == 13
+
+
+def test_reports_in_every_format_are_valid(reference_report):
+    data = json.loads(render_json(reference_report))
+    assert {"assignment", "score", "max_score", "tasks", "environment", "seconds"} <= set(data)
+    task = data["tasks"][0]
+    assert {"id", "score", "max_score", "status", "feedback", "checks"} <= set(task)
+    assert {"torch", "python", "seed", "isolation"} <= set(data["environment"])
+    assert all(check["seed"] is not None for t in data["tasks"] if t["id"] != "quiz" for check in t["checks"])
+
+    gradescope = json.loads(render_gradescope(reference_report))
+    assert gradescope["score"] == 100 and isinstance(gradescope["execution_time"], float)
+    for test in gradescope["tests"]:
+        assert {"name", "number", "score", "max_score", "status", "output", "visibility"} <= set(test)
+        assert test["status"] in ("passed", "failed") and test["visibility"] == "visible"
+
+    root = ElementTree.fromstring(render_junit(reference_report).split("?>", 1)[1])
+    cases = root.findall(".//testcase")
+    assert len(cases) == sum(len(t.checks) for t in reference_report.tasks)
+    assert not root.findall(".//failure")
+    assert "100 / 100" in render_text(reference_report)
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autograder.cli", *args], capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.mark.parametrize("args, message", [
+    (("grade", "assignment3", "/nonexistent/submission"), "error: submission not found: /nonexistent/submission"),
+    (("grade", "assignment9", "."), "error: no assignment named 'assignment9'"),
+])
+def test_cli_bad_input_is_one_line_and_exit_2(args, message):
+    result = run_cli(*args)
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith(message)
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_cli_broken_zip_is_one_line_and_exit_2(tmp_path):
+    bogus = tmp_path / "submission.zip"
+    bogus.write_bytes(b"PK\x03\x04" + b"\x00" * 40)
+    result = run_cli("grade", "assignment3", str(bogus))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: ")
+
+
+def test_cli_writes_the_gradescope_report_to_a_file(tmp_path, repo):
+    broken = break_functions(repo / "reference_solutions" / "assignment3", tmp_path / "assignment3",
+                             ("kv_cache.kv_cache_bytes",))
+    output = tmp_path / "results" / "results.json"
+    result = run_cli("grade", "assignment3", str(broken), "--format", "gradescope", "--output", str(output),
+                     "--task", "kv_cache_bytes", "--task", "causal_mask", "--task", "quiz")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(output.read_text())
+    assert data["score"] == 20
+    assert [t["name"].split(":")[0] for t in data["tests"]] == ["causal_mask", "kv_cache_bytes", "quiz"]
+    assert [p.name for p in output.parent.iterdir()] == ["results.json"]

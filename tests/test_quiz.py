@@ -1,0 +1,65 @@
+"""Quiz answers: format checks, normalisation and grading against the key."""
+
+from __future__ import annotations
+
+from autograder.quiz import Question, check_answer, check_format, grade_answers, load_key, load_questions, read_answers
+
+Q = Question("q1", "?", {"a": "A", "b": "B", "c": "C", "d": "D"})
+
+
+def test_case_and_blanks_do_not_matter():
+    assert check_answer(Q, "  B ") == ("b", None)
+
+
+def test_several_letters_are_invalid():
+    assert check_answer(Q, "a, b")[1] == "answer must be one letter, got 'a, b'"
+    assert check_answer(Q, "ab")[1].startswith("answer must be one letter")
+
+
+def test_missing_non_string_and_unknown_options_are_invalid():
+    assert check_answer(Q, None)[1] == "no answer"
+    assert check_answer(Q, "")[1] == "no answer"
+    assert "must be a string" in check_answer(Q, 2)[1]
+    assert "'e' is not an option" in check_answer(Q, "e")[1]
+
+
+def test_invalid_answers_earn_nothing_and_say_why():
+    key = {"q1": {"answer": "b", "explanation": "because"}}
+    [graded] = grade_answers([Q], key, {"q1": ["a", "b"]})
+    assert not graded.correct and graded.message.startswith("invalid:")
+    [graded] = grade_answers([Q], key, {"q1": "b"})
+    assert graded.correct and graded.explanation == "because"
+
+
+def test_format_check_flags_unknown_questions():
+    checks = check_format([Q], {"q1": "a", "q99": "b"})
+    assert checks[0].valid and not checks[1].valid and "not a question" in checks[1].message
+
+
+def test_malformed_toml_is_reported_not_raised(tmp_path):
+    path = tmp_path / "answers.toml"
+    path.write_text('q1 = "a"\nq2 = \n')
+    answers, problem = read_answers(path)
+    assert answers == {} and problem.startswith("answers.toml is not valid TOML")
+
+
+def test_missing_file_is_reported(tmp_path):
+    assert read_answers(tmp_path / "answers.toml") == ({}, "answers.toml not found")
+
+
+def test_assignment3_quiz_has_16_questions_and_a_complete_key(assignment3):
+    questions = load_questions(assignment3.quiz)
+    key = load_key(assignment3.quiz)
+    assert [q.id for q in questions] == [f"q{i}" for i in range(1, 17)]
+    for question in questions:
+        assert len(question.options) == 4
+        assert key[question.id]["answer"] in question.options
+        assert key[question.id]["explanation"]
+    assert len({entry["answer"] for entry in key.values()}) == 4
+
+
+def test_reference_answers_equal_the_key(assignment3):
+    answers, problem = read_answers(assignment3.reference / "answers.toml")
+    key = load_key(assignment3.quiz)
+    assert problem is None
+    assert {qid: value.strip().lower() for qid, value in answers.items()} == {q: e["answer"] for q, e in key.items()}
