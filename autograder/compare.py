@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 
 from .transport import Foreign
@@ -42,6 +43,8 @@ def describe(value: Any) -> str:
     """A short description of a value's kind, e.g. ``tensor float32 (3, 4)`` or ``int``."""
     if isinstance(value, torch.Tensor):
         return f"tensor {str(value.dtype).replace('torch.', '')} {tuple(value.shape)}"
+    if isinstance(value, np.ndarray):
+        return f"numpy.ndarray {value.dtype} {tuple(value.shape)}"
     if isinstance(value, Foreign):
         return value.describe()
     return type(value).__name__
@@ -63,6 +66,12 @@ def compare_value(name: str, expected: Any, actual: Any, tolerance: Tolerance) -
         if type(actual) is not torch.Tensor:
             return f"{name}: expected a torch.Tensor, got {describe(actual)}"
         return compare_tensors(name, expected, actual, tolerance)
+    if isinstance(expected, np.ndarray):
+        if type(actual) is not np.ndarray:
+            return f"{name}: expected a numpy.ndarray, got {describe(actual)}"
+        if actual.dtype != expected.dtype:
+            return f"{name}: expected dtype {expected.dtype}, got {actual.dtype}"
+        return compare_tensors(name, torch.from_numpy(expected), torch.from_numpy(actual), tolerance)
     if type(expected) is not type(actual):
         return f"{name}: expected {describe(expected)} {_short(expected)}, got {describe(actual)} {_short(actual)}"
     if isinstance(expected, float):

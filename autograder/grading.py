@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors.torch import save as save_safetensors
 
 from . import __version__
 from .assignment import Assignment, Task
@@ -258,8 +259,7 @@ class Grader:
             reset_torch_state(seed)
             outputs = check.probe(implementation, self.reference, Context(seed, self.assets))
             values, tensors = encode_outputs(outputs)
-        return {key: tensors[item["ref"]] if item["kind"] == "tensor" else item.get("value")
-                for key, item in values.items()}
+        return decode_outputs(values, save_safetensors(tensors) if tensors else None)
 
     def _judge(self, check: Check, seed: int, actual: dict[str, Any], result: CheckResult) -> CheckResult:
         expected = self.expected_outputs(check, seed) if (check.compare_reference or check.verify) else None

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+import numpy as np
 import torch
 from safetensors.torch import load as load_safetensors
 
@@ -25,7 +26,7 @@ class TransportError(Exception):
 
 @dataclass(frozen=True)
 class Foreign:
-    """An output that is not plain data (e.g. a numpy array, a tensor subclass, an arbitrary object)."""
+    """An output that is not plain data (e.g. a tensor subclass, an object array, an arbitrary object)."""
 
     type_name: str
     detail: str = ""
@@ -74,6 +75,10 @@ def encode_outputs(outputs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str
             ref = f"t{len(tensors)}"
             tensors[ref] = torch.Tensor.detach(value).cpu().contiguous().clone()
             values[key] = {"kind": "tensor", "ref": ref}
+        elif kind is np.ndarray and value.dtype.kind in "biuf":
+            ref = f"t{len(tensors)}"
+            tensors[ref] = torch.from_numpy(np.ascontiguousarray(value).copy())
+            values[key] = {"kind": "ndarray", "ref": ref}
         elif isinstance(value, torch.Tensor):
             values[key] = {"kind": "foreign", "type": _type_name(value), "detail": "a subclass of torch.Tensor"}
         elif kind in _JSON_TYPES:
@@ -102,8 +107,8 @@ def decode_outputs(values: Any, tensor_bytes: bytes | None) -> dict[str, Any]:
         tensor_bytes: The safetensors file the worker wrote for it, or None if it wrote none.
 
     Returns:
-        Output name to a plain ``torch.Tensor``, a ``bool``/``int``/``float``/``str``/``None``, an empty list,
-        or a :class:`Foreign`.
+        Output name to a plain ``torch.Tensor``, a numeric ``numpy.ndarray``, a ``bool``/``int``/``float``/
+        ``str``/``None``, an empty list, or a :class:`Foreign`.
 
     Raises:
         TransportError: If the description or the tensor file is malformed.
@@ -129,6 +134,11 @@ def _decode_item(item: dict, tensors: dict[str, torch.Tensor]) -> Any:
         if type(tensor) is not torch.Tensor:
             raise TransportError("missing tensor")
         return tensor
+    if kind == "ndarray":
+        tensor = tensors.get(item.get("ref"))
+        if type(tensor) is not torch.Tensor:
+            raise TransportError("missing array")
+        return tensor.numpy()
     if kind == "json":
         expected = {"bool": bool, "int": int, "float": float, "str": str, "none": type(None), "list": list}
         value, declared = item.get("value"), expected.get(item.get("type"))

@@ -70,6 +70,22 @@ def test_bool_is_not_accepted_for_int():
     assert compare_value("n", 1, True, F32) is not None
 
 
+def test_numpy_instead_of_torch_is_named():
+    import numpy as np
+
+    message = compare_value("out", torch.zeros(2, 3), np.zeros((2, 3), dtype=np.float32), F32)
+    assert message == "out: expected a torch.Tensor, got numpy.ndarray float32 (2, 3)"
+
+
+def test_numpy_outputs_compare_like_tensors():
+    import numpy as np
+
+    x = np.linspace(0, 1, 6).reshape(2, 3)
+    assert compare_value("z", x, x.copy(), F32) is None
+    assert "dtype" in compare_value("z", x, x.astype(np.float32), F32)
+    assert "values differ" in compare_value("z", x, x + 0.1, F32)
+
+
 def test_foreign_objects_never_pass():
     message = compare_value("out", torch.zeros(2), Foreign("numpy.ndarray", "float32, shape (2,)"), F32)
     assert message == "out: expected a torch.Tensor, got numpy.ndarray (float32, shape (2,))"

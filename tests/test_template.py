@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.assignment import Assignment
+from autograder.assignment import Assignment, load_assignment
 from autograder.errors import GraderError
 from autograder.quiz import load_key, load_questions
 from autograder.reference import load_package
@@ -33,6 +34,15 @@ NBGRADER_MISSING = "nbgrader is not installed (pip install -e '.[instructor]'); 
 
 def needs_nbgrader() -> None:
     pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
+
+
+@pytest.fixture
+def assignment_copy(tmp_path: Path, repo: Path) -> Assignment:
+    """assignment3 copied into a temporary tree (assignments/, reference_solutions/, student_template/)."""
+    for part in ("assignments", "reference_solutions", "student_template"):
+        shutil.copytree(repo / part / "assignment3", tmp_path / part / "assignment3",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    return load_assignment("assignment3", root=tmp_path / "assignments")
 
 
 # -- the committed template ----------------------------------------------------------------------------

@@ -24,9 +24,15 @@ def test_tensors_scalars_and_nested_lists_roundtrip():
     assert torch.equal(decoded["maps[1]"], torch.zeros(1))
 
 
-def test_numpy_arrays_arrive_as_foreign_with_dtype_and_shape():
-    decoded = roundtrip({"out": np.zeros((3, 4), dtype=np.float32)})
-    assert decoded["out"] == Foreign("numpy.ndarray", "float32, shape (3, 4)")
+def test_numeric_numpy_arrays_arrive_as_numpy_arrays():
+    decoded = roundtrip({"out": np.arange(12, dtype=np.float64).reshape(3, 4)})
+    assert type(decoded["out"]) is np.ndarray and decoded["out"].dtype == np.float64
+    assert np.array_equal(decoded["out"], np.arange(12).reshape(3, 4))
+
+
+def test_object_arrays_arrive_as_foreign_with_dtype_and_shape():
+    decoded = roundtrip({"out": np.array([None, 1], dtype=object)})
+    assert decoded["out"] == Foreign("numpy.ndarray", "object, shape (2,)")
 
 
 def test_tensor_subclasses_arrive_as_foreign():
