@@ -225,6 +225,12 @@ class Gradebook:
             (assignment, student, digest, fingerprint)).fetchone()
         return _row(row) if row else None
 
+    def current_id(self, assignment: str, student: str) -> int | None:
+        """The id of a student's current submission, if any."""
+        row = self.db.execute("SELECT submission FROM current WHERE assignment = ? AND student = ?",
+                              (assignment, student)).fetchone()
+        return row[0] if row else None
+
     def assignments(self) -> list[str]:
         """Assignments that have at least one current submission."""
         return [r[0] for r in self.db.execute("SELECT DISTINCT assignment FROM current ORDER BY assignment")]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import platform
+import queue
 import shutil
 import signal
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +25,7 @@ from .probe import Check, CheckFailed, Context, collect_checks, derive_seed
 from .quiz import grade_answers, load_key, load_questions, read_answers
 from .reference import load_package, prune_reference
 from .results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, TIMEOUT, CheckResult, GradeReport, TaskResult
-from .sandbox import JobResult, Limits, WorkerDied, Zygote, new_scratch
+from .sandbox import JobResult, Limits, WorkerDied, Zygote, describe_isolation, new_scratch, start_zygotes
 from .scoring import score_task
 from .submission import PreparedSubmission, prepare_submission
 from .transport import TransportError, decode_outputs, encode_outputs
@@ -46,11 +49,18 @@ class Grader:
     Args:
         assignment: The assignment.
         scratch: A private folder for submissions and job files (a temporary one by default).
+        workers: Worker processes grading tasks of one submission in parallel.
+        zygotes: Already started workers to use instead (see sandbox.start_zygotes); ``workers`` is then ignored.
+        require_isolation: Refuse to grade unless this isolation tier is in force (autograder.isolation.TIERS).
     """
 
-    def __init__(self, assignment: Assignment, scratch: Path | None = None) -> None:
+    def __init__(self, assignment: Assignment, scratch: Path | None = None, workers: int = 1,
+                 zygotes: list[Zygote] | None = None, require_isolation: str | None = None) -> None:
         self.assignment = assignment
         self.scratch = scratch or new_scratch()
+        self.zygotes = zygotes or start_zygotes(workers, self.scratch, protect=[assignment.root, assignment.reference])
+        for zygote in self.zygotes:
+            zygote.required = require_isolation or zygote.required
         self.reference = load_package(assignment.reference, f"_reference_{assignment.name}", assignment.modules)
         self.checks = {task.id: self._load_checks(task) for task in assignment.tasks}
         self.check_sources = {task.id: task.checks.read_text() for task in assignment.tasks}
@@ -60,12 +70,15 @@ class Grader:
         self.mistakes = [m for m in load_mutations(assignment, "mistakes") if m.diagnose and m.hint]
         self._mistake_packages: dict[str, Any] = {}
         self._expected: dict[str, dict[str, Any]] = {}
-        self.zygote = Zygote(self.scratch / "zygote")
-        self._jobs = 0
+        self._idle: queue.Queue[Zygote] = queue.Queue()
+        for zygote in self.zygotes:
+            self._idle.put(zygote)
+        self._jobs = itertools.count(1)
 
     def close(self) -> None:
         """Stop the worker and remove the scratch folder."""
-        self.zygote.close()
+        for zygote in self.zygotes:
+            zygote.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def __enter__(self) -> "Grader":
@@ -111,8 +124,18 @@ class Grader:
             prepared = prepare_submission(Path(submission), self.assignment, scratch)
             outputs: list[str] = []
             broken = self._probe_imports(prepared, outputs)
-            tasks = [self._grade_task(task, prepared, broken, outputs) for task in self.assignment.tasks
-                     if only is None or task.id in only]
+            chosen = [task for task in self.assignment.tasks if only is None or task.id in only]
+            printed: dict[str, list[str]] = {task.id: [] for task in chosen}
+
+            def grade_task(task: Task) -> TaskResult:
+                return self._grade_task(task, prepared, broken, printed[task.id])
+
+            if len(self.zygotes) > 1:
+                with ThreadPoolExecutor(len(self.zygotes)) as pool:
+                    tasks = list(pool.map(grade_task, chosen))
+            else:
+                tasks = [grade_task(task) for task in chosen]
+            outputs += [text for task in chosen for text in printed[task.id]]
             if self.assignment.quiz and (only is None or self.assignment.quiz.task_id in only):
                 tasks.append(self._grade_quiz(prepared))
         finally:
@@ -141,12 +164,11 @@ class Grader:
             "torch": torch.__version__,
             "platform": platform.platform(),
             "seed": self.assignment.seed,
-            "isolation": "rlimits+session",
+            **_isolation_fields(self.zygotes),
         }
 
     def _job(self, prepared: PreparedSubmission, extra: dict[str, Any]) -> dict[str, Any]:
-        self._jobs += 1
-        workdir = prepared.workdir.parent / f"run-{self._jobs}"
+        workdir = prepared.workdir.parent / f"run-{next(self._jobs)}"
         shutil.copytree(prepared.workdir, workdir)
         return {"package": self.assignment.package, "workdir": str(workdir), **extra}
 
@@ -155,12 +177,14 @@ class Grader:
         job_dir.mkdir()
         limits = Limits(wall_seconds=wall_seconds, cpu_seconds=int(wall_seconds * 2) + 5,
                         memory_bytes=self.assignment.memory_mb * 1024 * 1024)
+        zygote = self._idle.get()
         try:
-            return self.zygote.run(job, limits, job_dir, OUTPUT_PER_CHECK)
+            return zygote.run(job, limits, job_dir, OUTPUT_PER_CHECK)
         except WorkerDied as exc:
-            self.zygote.start()
+            zygote.start()
             return JobResult(exit={"code": None, "signal": None, "worker_died": str(exc)}, job_dir=job_dir)
         finally:
+            self._idle.put(zygote)
             shutil.rmtree(job["workdir"], ignore_errors=True)
 
     def _probe_imports(self, prepared: PreparedSubmission, outputs: list[str]) -> dict[str, str]:
@@ -266,6 +290,8 @@ class Grader:
         failures: list[str] = []
         if check.compare_reference and expected is not None:
             failures += compare_outputs(expected, actual, check.tolerance)
+        if expected and not actual:  # e.g. a worker whose output encoding was tampered with: never vacuous
+            failures.append(f"no outputs came back (expected {', '.join(sorted(expected)[:3])})")
         if check.verify and not failures:
             try:
                 verify_context = Context(seed, self.assets, reference=self.reference)
@@ -393,3 +419,9 @@ def _truncate(text: str, limit: int) -> str:
     if len(data) <= limit:
         return text
     return data[:limit].decode("utf-8", errors="ignore") + "\n[output truncated]"
+
+
+def _isolation_fields(zygotes: list[Zygote]) -> dict[str, Any]:
+    """The isolation tier in force (the weakest among the workers) and its features, for the report."""
+    summary = describe_isolation(zygotes)
+    return {"isolation": summary["tier"], "isolation_features": summary["features"]}

@@ -1,40 +1,61 @@
-"""The trusted side of the worker: start the zygote, send jobs, enforce wall-clock limits, read results."""
+"""The trusted side of the worker: start the zygote, send jobs, enforce wall-clock limits, read results.
+
+Everything that comes back from a job is untrusted: result lines are parsed as JSON with size bounds, files in the
+job folder are read without following links and only if they are plain files, and the job's printed output is only
+ever shown as the student's own output. See docs/SECURITY.md for the threat model and the isolation tiers.
+"""
 
 from __future__ import annotations
 
 import json
+import marshal
 import os
+import secrets
 import selectors
+import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
+
+from . import isolation
+from .errors import GraderError
 
 MAX_RESULTS_BYTES = 64 * 1024 * 1024
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 # -I ignores PYTHONPATH, the user site and the current folder; the grader's own folder is added explicitly.
-_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from autograder.worker import main; main()"
+_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from autograder.isolation import boot; boot()"
 STARTUP_TIMEOUT = 120.0
+KILL_TIMEOUT = 10.0
+MARKER_VARIABLE = "GRADER_WORKER"
+SANDBOX_UID_BASE = 60000
+SANDBOX_UID_RANGE = 5000
+MAX_ISOLATION_VARIABLE = "GRADER_MAX_ISOLATION"
 
 
 class WorkerDied(Exception):
     """The zygote itself stopped answering (killed from inside a job, or crashed)."""
 
 
+class IsolationError(GraderError):
+    """The sandbox available here is weaker than the isolation level the caller requires."""
+
+
 @dataclass(frozen=True)
 class Limits:
-    """Resource limits applied to each job's child process.
+    """Resource limits applied to each job's process tree.
 
     Attributes:
         wall_seconds: Wall-clock time for the whole job, enforced from outside.
         cpu_seconds: CPU time (RLIMIT_CPU).
-        memory_bytes: Address space the child may add beyond the pre-imported zygote's (RLIMIT_AS).
-        file_bytes: Largest file the child may write (RLIMIT_FSIZE); also bounds captured output.
-        processes: Process bound (RLIMIT_NPROC, effective when the worker does not run as root).
+        memory_bytes: Address space the job may add beyond the pre-imported zygote's (RLIMIT_AS).
+        file_bytes: Largest file the job may write (RLIMIT_FSIZE); also bounds captured output and outputs.
+        processes: Processes and threads the job may add (RLIMIT_NPROC; see docs/SECURITY.md for where it holds).
     """
 
     wall_seconds: float
@@ -54,7 +75,7 @@ class Limits:
 
 @dataclass
 class JobResult:
-    """What came back from one job: the parsed result records and how the child ended."""
+    """What came back from one job: the parsed result records and how the job ended."""
 
     records: list[dict[str, Any]] = field(default_factory=list)
     started: list[str] = field(default_factory=list)
@@ -66,107 +87,216 @@ class JobResult:
     job_dir: Path | None = None
     seconds: float = 0.0
     leftovers: int = 0
+    setup_seconds: float = 0.0
 
 
-def scrubbed_environment(home: str) -> dict[str, str]:
+def scrubbed_environment(home: str, marker: str = "") -> dict[str, str]:
     """The few environment variables a worker gets: nothing from the grader's own environment leaks through."""
     return {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": home,
         "TMPDIR": home,
         "LANG": "C.UTF-8",
+        "USER": "student",
+        "LOGNAME": "student",
         "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1",
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
+        MARKER_VARIABLE: marker,
     }
 
 
+def default_protected() -> list[Path]:
+    """Folders no job may see: the grader's own folder (instructor material included) and the assignments."""
+    from .assignment import assignments_root
+
+    return [PACKAGE_ROOT, assignments_root(), PACKAGE_ROOT / "reference_solutions"]
+
+
+def _protect_this_process() -> None:
+    """Make the grader's own memory and /proc entries unreadable to same-user processes (non-root graders)."""
+    if os.geteuid() != 0:
+        try:
+            isolation.prctl(isolation.PR_SET_DUMPABLE, 0)
+        except OSError:
+            pass
+
+
 class Zygote:
-    """A pre-imported worker process that forks one sandboxed child per job.
+    """A pre-imported worker process that forks one sandboxed process tree per job.
 
     Args:
         scratch: A private folder for the zygote's home and temporary files.
+        protect: Extra folders no job may see (the grader's folder and the assignments are always protected).
+        max_isolation: Try no tier above this one (default: ``$GRADER_MAX_ISOLATION`` or the strongest).
+        required: Refuse to run any job unless at least this tier is in force (see autograder.isolation).
     """
 
-    def __init__(self, scratch: Path) -> None:
+    def __init__(self, scratch: Path, protect: Iterable[Path] = (), max_isolation: str | None = None,
+                 required: str | None = None) -> None:
         self.scratch = scratch
+        self.protect = [Path(p) for p in protect]
+        self.max_isolation = max_isolation or os.environ.get(MAX_ISOLATION_VARIABLE) or isolation.TIERS[-1]
+        if self.max_isolation not in isolation.TIERS:
+            raise IsolationError(f"unknown isolation level {self.max_isolation!r}")
+        self.required = required
         self.process: subprocess.Popen[str] | None = None
+        self.marker = ""
+        self._isolation: dict[str, Any] | None = None
+        self._trial_root: Path | None = None
+
+    # -- life cycle ------------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start (or restart) the zygote process."""
+        """Start (or restart) the zygote process; it detects the isolation features while importing torch."""
         self.close()
+        _protect_this_process()
         home = self.scratch / "home"
         home.mkdir(parents=True, exist_ok=True)
+        self.marker = secrets.token_hex(12)
+        self._trial_root = _make_trial_dirs()
+        protected = [PACKAGE_ROOT, *default_protected(), *self.protect]
+        if self.scratch.parent != Path(tempfile.gettempdir()):
+            protected.append(self.scratch.parent)
         self.process = subprocess.Popen(
             [sys.executable, "-I", "-c", _BOOT, str(PACKAGE_ROOT)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             cwd=str(home),
-            env=scrubbed_environment(str(home)) | {"PYTHONPATH": ""},
+            env=scrubbed_environment(str(home), self.marker),
             text=True,
             bufsize=1,
             start_new_session=True,
         )
+        uid = SANDBOX_UID_BASE + self.process.pid % SANDBOX_UID_RANGE
+        config = {
+            "max_tier": self.max_isolation,
+            "protected": sorted({str(p.resolve()) for p in protected if p.exists()}),
+            "protected_samples": _samples(protected),
+            "uid": uid,
+            "gid": uid,
+            "trial_workdir": str(self._trial_root / "work"),
+            "trial_job_dir": str(self._trial_root / "out"),
+        }
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(config) + "\n")
+        self.process.stdin.flush()
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    @property
+    def isolation(self) -> dict[str, Any]:
+        """The isolation in force: ``tier``, ``features`` and ``notes`` on what was refused (starts the zygote)."""
+        if self._isolation is None:
+            if not self.alive():
+                self.start()
+            self._handshake()
+        assert self._isolation is not None
+        return self._isolation
+
+    def _handshake(self) -> None:
+        message = self._read_message(time.monotonic() + STARTUP_TIMEOUT)
+        if not message or not message.get("ready") or not isinstance(message.get("isolation"), dict):
+            raise WorkerDied("the zygote did not start")
+        self._isolation = message["isolation"]
+        self._check_required()
+
+    def _check_required(self) -> None:
+        if self.required and self._isolation is not None:
+            features = self._isolation.get("features", [])
+            if not isolation.meets(features, self.required):
+                notes = "; ".join(f"{k}: {v}" for k, v in sorted(self._isolation.get("notes", {}).items()))
+                raise IsolationError(
+                    f"isolation level {self.required!r} is required but only {isolation.tier_of(features)!r} is "
+                    f"available here" + (f" ({notes})" if notes else "")
+                    + "; run official grading as root (or in a container that allows namespaces)")
+
     def close(self) -> None:
-        """Stop the zygote and anything it still runs."""
-        if self.process is None:
-            return
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self.process.kill()
-        self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
-            if stream:
-                stream.close()
-        self.process = None
+        """Stop the zygote and everything it started (a running job, leftovers carrying its marker)."""
+        if self.process is not None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.process.kill()
+            self.process.wait()
+            for stream in (self.process.stdin, self.process.stdout):
+                if stream:
+                    stream.close()
+            self.process = None
+        if self.marker:
+            kill_marked(self.marker)
+        self._isolation = None
+        if self._trial_root is not None:
+            shutil.rmtree(self._trial_root, ignore_errors=True)
+            self._trial_root = None
+
+    # -- jobs ------------------------------------------------------------------------------------------
 
     def run(self, job: dict[str, Any], limits: Limits, job_dir: Path, output_limit: int) -> JobResult:
-        """Run one job in a fresh child and wait for it, killing it when the wall-clock limit passes.
+        """Run one job in a fresh sandboxed process tree and wait for it, killing it when the wall-clock passes.
 
         Args:
-            job: The job description (see autograder.worker).
-            limits: Limits for the child.
-            job_dir: An empty folder the child writes its results and output into.
-            output_limit: How many bytes of the child's printed output to keep.
+            job: The job description (see autograder.worker): ``package``, ``workdir`` and either
+                ``import_modules`` or ``checks`` with ``checks_source``, ``reference_sources``, ``uses``, ...
+            limits: Limits for the job.
+            job_dir: An empty folder the job writes its results and output into.
+            output_limit: How many bytes of the job's printed output to keep.
 
         Returns:
             The parsed results.
 
         Raises:
             WorkerDied: If the zygote stops answering; the caller restarts it.
+            IsolationError: If the isolation in force is weaker than ``required``.
         """
+        started = time.monotonic()
         if not self.alive():
             self.start()
-        assert self.process is not None and self.process.stdin is not None
-        job = dict(job, job_dir=str(job_dir), limits=limits.as_job())
-        started = time.monotonic()
-        try:
-            self.process.stdin.write(json.dumps(job) + "\n")
-            self.process.stdin.flush()
-            pid = self._read_message(started + STARTUP_TIMEOUT)["pid"]
-        except (BrokenPipeError, OSError, KeyError, TypeError) as exc:
-            raise WorkerDied(str(exc)) from None
+        features = self.isolation["features"]
+        self._check_required()
+        workdir = Path(job["workdir"])
+        payload = _payload(job)
+        hidden_workdir = _prepare_dirs(workdir, job_dir, features)
+        payload_file = job_dir / "job.json"
+        fd = os.open(payload_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump(payload, handle)
+        message = dict(job_dir=str(job_dir), workdir=str(hidden_workdir), payload=str(payload_file),
+                       limits=limits.as_job() | {"output_bytes": max(64 * 1024, 4 * output_limit)})
         result = JobResult(job_dir=job_dir)
-        deadline = started + limits.wall_seconds
-        message = self._read_message(deadline, allow_timeout=True)
-        if message is None:
-            result.timed_out = True
-            _kill_group(pid)
-            message = self._read_message(time.monotonic() + 30)
-        if message is None or "exit" not in message:
-            raise WorkerDied("no exit status from the zygote")
-        result.exit = message["exit"]
-        result.leftovers = int(message.get("leftovers", 0))
+        try:
+            assert self.process is not None and self.process.stdin is not None
+            try:
+                self.process.stdin.write(json.dumps(message) + "\n")
+                self.process.stdin.flush()
+                int(self._read_message(time.monotonic() + 30)["pid"])
+            except (BrokenPipeError, OSError, KeyError, TypeError, ValueError) as exc:
+                raise WorkerDied(str(exc)) from None
+            reply = self._read_message(started + limits.wall_seconds, allow_timeout=True)
+            if reply is None:
+                result.timed_out = True
+                try:
+                    self.process.stdin.write("kill\n")
+                    self.process.stdin.flush()
+                except OSError as exc:
+                    raise WorkerDied(str(exc)) from None
+                reply = self._read_message(time.monotonic() + KILL_TIMEOUT)
+            if reply is None or "exit" not in reply:
+                raise WorkerDied("no exit status from the zygote")
+        finally:
+            if hidden_workdir != workdir:
+                os.rename(hidden_workdir, workdir)
+        result.exit = reply["exit"] if isinstance(reply["exit"], dict) else {"code": None, "signal": None}
+        if reply.get("setup_error"):
+            result.exit = dict(result.exit, worker_died=f"the sandbox could not be set up: {reply['setup_error']}")
+        result.leftovers = int(reply.get("leftovers", 0) or 0)
         result.seconds = time.monotonic() - started
+        _sanitize(job_dir)
         _read_results(result, job_dir, output_limit)
         return result
 
@@ -192,38 +322,161 @@ class Zygote:
                         return message
 
 
-def _kill_group(pid: int) -> None:
-    for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+def _payload(job: dict[str, Any]) -> dict[str, Any]:
+    """The job's private payload: hidden checks and the pruned reference travel as compiled code, never as text."""
+    payload = {k: v for k, v in job.items() if k not in ("workdir", "checks_source", "reference_sources")}
+    if job.get("checks_source"):
+        payload["checks_code"] = marshal.dumps(compile(job["checks_source"], "<hidden checks>", "exec")).hex()
+    payload["reference_code"] = {
+        module: marshal.dumps(compile(source, f"<reference {module}>", "exec")).hex()
+        for module, source in (job.get("reference_sources") or {}).items()
+    }
+    return payload
+
+
+def _prepare_dirs(workdir: Path, job_dir: Path, features: list[str]) -> Path:
+    """Make the student's copy readable to the sandbox user and the job folder private to the grader.
+
+    Without namespaces the copy is moved to an unguessable name in a folder others may traverse but not list.
+    """
+    if "uid" not in features:
+        return workdir
+    os.chmod(job_dir, 0o700)
+    for folder, dirs, files in os.walk(workdir):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+    if "namespaces" in features:
+        return workdir
+    os.chmod(workdir.parent, 0o711)
+    hidden = workdir.parent / f"w-{secrets.token_hex(16)}"
+    os.rename(workdir, hidden)
+    return hidden
+
+
+def kill_marked(marker: str) -> int:
+    """Kill every process whose initial environment carries this zygote's marker; return how many."""
+    needle = f"{MARKER_VARIABLE}={marker}".encode()
+    killed = 0
+    for _ in range(5):
+        found = 0
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as handle:
+                    environ = handle.read()
+            except OSError:
+                continue
+            if needle in environ.split(b"\0"):
+                try:
+                    os.kill(int(entry), signal.SIGKILL)
+                    found += 1
+                except (ProcessLookupError, PermissionError):
+                    pass
+        killed += found
+        if not found:
+            break
+        time.sleep(0.05)
+    return killed
+
+
+def _make_trial_dirs() -> Path:
+    """A throw-away job layout for the zygote's isolation trials (mirrors a submission's scratch folder)."""
+    root = Path(tempfile.mkdtemp(prefix="grader-trial-"))
+    os.chmod(root, 0o711)
+    package = root / "work" / "trialpkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "mod.py").write_text("VALUE = 1\n")
+    for folder in (root / "work", package):
+        os.chmod(folder, 0o755)
+    for file in package.iterdir():
+        os.chmod(file, 0o644)
+    (root / "out").mkdir(mode=0o700)
+    return root
+
+
+def _samples(folders: list[Path]) -> list[str]:
+    """A few files inside the protected folders, for the trials to check they are really unreadable."""
+    samples = []
+    for folder in folders:
+        if folder.is_dir():
+            for path in sorted(folder.rglob("*.py"))[:1] or sorted(folder.rglob("*.toml"))[:1]:
+                samples.append(str(path.resolve()))
+    return samples
+
+
+def _sanitize(job_dir: Path) -> None:
+    """Remove anything in the job folder that is not a plain, singly linked file (links, fifos, folders)."""
+    for entry in os.scandir(job_dir):
         try:
-            target()
-        except (ProcessLookupError, PermissionError):
-            pass
+            info = os.lstat(entry.path)
+        except OSError:
+            continue
+        if entry.name == "job.json":
+            os.unlink(entry.path)
+        elif stat.S_ISDIR(info.st_mode):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        elif not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            os.unlink(entry.path)
+
+
+def _read_plain(path: Path, limit: int) -> tuple[bytes, int] | None:
+    """Read at most ``limit`` bytes of a plain file without following links; return the bytes and its size."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        return handle.read(limit), info.st_size
 
 
 def _read_results(result: JobResult, job_dir: Path, output_limit: int) -> None:
-    results_path = job_dir / "results.jsonl"
-    if results_path.is_file() and results_path.stat().st_size <= MAX_RESULTS_BYTES:
-        for line in results_path.read_text(errors="replace").splitlines():
+    read = _read_plain(job_dir / "results.jsonl", MAX_RESULTS_BYTES + 1)
+    if read is not None and read[1] <= MAX_RESULTS_BYTES:
+        for line in read[0].decode("utf-8", errors="replace").splitlines():
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 continue
             if not isinstance(record, dict):
                 continue
             if record.get("done") is True:
                 result.done = True
+            elif isinstance(record.get("setup_seconds"), float) and not result.records:
+                result.setup_seconds = record["setup_seconds"]
             elif isinstance(record.get("start"), str):
                 result.started.append(record["start"])
             else:
                 result.records.append(record)
-    output_path = job_dir / "output.txt"
-    if output_path.is_file():
-        size = output_path.stat().st_size
-        with open(output_path, "rb") as handle:
-            result.output = handle.read(output_limit).decode("utf-8", errors="replace")
-        result.output_truncated = size > output_limit
+    output = _read_plain(job_dir / "output.txt", output_limit)
+    if output is not None:
+        result.output = output[0].decode("utf-8", errors="replace")
+        result.output_truncated = output[1] > output_limit
+
+
+def describe_isolation(zygotes: Iterable[Zygote]) -> dict[str, Any]:
+    """The weakest isolation among these workers: ``tier``, ``features`` and ``notes``."""
+    summaries = [z.isolation for z in zygotes]
+    features = set.intersection(*(set(s.get("features", [])) for s in summaries)) if summaries else set()
+    notes: dict[str, str] = {}
+    for summary in summaries:
+        notes.update(summary.get("notes", {}))
+    return {"tier": isolation.tier_of(features), "features": sorted(features), "notes": notes}
 
 
 def new_scratch(prefix: str = "grader-") -> Path:
     """A private temporary folder (mode 0700)."""
     return Path(tempfile.mkdtemp(prefix=prefix))
+
+
+def start_zygotes(count: int, scratch: Path, **options: Any) -> list[Zygote]:
+    """Start ``count`` zygotes now, so their torch import overlaps with the caller's own start-up."""
+    zygotes = [Zygote(scratch / f"zygote-{index}", **options) for index in range(max(1, count))]
+    for zygote in zygotes:
+        zygote.start()
+    return zygotes

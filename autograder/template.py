@@ -19,7 +19,7 @@ BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 STUDENT_README = "STUDENT_README.md"
-_MARKER_TEXT = re.compile(r"(BEGIN|END)\s+SOLUTION", re.IGNORECASE)
+_MARKER_TEXT = re.compile(r"\b(BEGIN|END)\s+SOLUTION\b")  # case-sensitive, like nbgrader
 _COMMENT_WIDTH = 100
 
 

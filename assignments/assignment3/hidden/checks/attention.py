@@ -36,6 +36,21 @@ def _raised(call):
     return "no exception"
 
 
+@check("attention", weight=1, description="causal=False (the default) on square inputs: no mask is applied")
+def square_without_mask(impl, ref, ctx):
+    outputs = {}
+    for batch, heads, n, d_k, d_v in ((2, 3, 6, 4, 5), (1, 2, 9, 8, 8)):
+        q, k, v = _inputs(ctx, batch, heads, n, n, d_k, d_v)
+        out, weights = impl.attention.scaled_dot_product_attention(q, k, v)
+        outputs[f"out for {_label(q, k, v)}"] = out
+        outputs[f"weights for {_label(q, k, v)}"] = weights
+    q, k, v = _inputs(ctx, 2, 2, 5, 5, 4, 4)
+    out, weights = impl.attention.scaled_dot_product_attention(q, k, v, causal=False)
+    outputs[f"out for {_label(q, k, v)}, causal=False"] = out
+    outputs[f"weights for {_label(q, k, v)}, causal=False"] = weights
+    return outputs
+
+
 @check("attention", weight=3, description="output and weights on random inputs of several shapes (n != m, "
                                           "d_k != d_v, a single query)")
 def random_values(impl, ref, ctx):
@@ -51,7 +66,9 @@ def random_values(impl, ref, ctx):
 def _rows_sum_to_one(student, reference, ctx):
     for name, weights in student.items():
         total = weights.double().sum(-1)
-        if not (total - 1).abs().max() <= 1e-4:
+        if not torch.isfinite(weights).all():
+            yield f"{name}: the weights contain NaN or infinite values (is some row left with every key masked?)"
+        elif not (total - 1).abs().max() <= 1e-4:
             yield f"{name}: each row must sum to 1 over the keys, found sums from " \
                   f"{float(total.min()):.4g} to {float(total.max()):.4g}"
         elif not weights.min() >= 0:

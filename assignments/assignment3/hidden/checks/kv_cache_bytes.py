@@ -1,9 +1,15 @@
 """Hidden checks of kv_cache_bytes: exact integers on configurations whose factors are all distinct primes.
 
 With distinct primes a missing, doubled or swapped factor always changes the product, so it cannot hide.
+The value checks accept a float holding a whole number (the type is graded once, by returns_int).
 """
 
 from autograder.probe import check
+
+def _number(size):
+    """A whole-number float counts as its int here; returns_int grades the type."""
+    return int(size) if type(size) is float and size.is_integer() else size
+
 
 # (layers, kv_heads, head_dim, seq_len, batch, bytes_per_value)
 PRIMES = [(3, 5, 7, 11, 13, 17), (19, 23, 29, 31, 37, 41), (5, 3, 11, 7, 17, 13)]
@@ -15,21 +21,22 @@ def all_factors(impl, ref, ctx):
     outputs = {}
     for layers, kv_heads, head_dim, seq_len, batch, bpv in PRIMES:
         outputs[f"kv_cache_bytes({layers}, {kv_heads}, {head_dim}, {seq_len}, {batch}, {bpv})"] = \
-            impl.kv_cache.kv_cache_bytes(layers, kv_heads, head_dim, seq_len, batch, bpv)
+            _number(impl.kv_cache.kv_cache_bytes(layers, kv_heads, head_dim, seq_len, batch, bpv))
     outputs["kv_cache_bytes(seq_len=43, bytes_per_value=4, head_dim=47, batch=3, kv_heads=53, layers=59)"] = \
-        impl.kv_cache.kv_cache_bytes(seq_len=43, bytes_per_value=4, head_dim=47, batch=3, kv_heads=53, layers=59)
+        _number(impl.kv_cache.kv_cache_bytes(seq_len=43, bytes_per_value=4, head_dim=47, batch=3, kv_heads=53,
+                                             layers=59))
     outputs["kv_cache_bytes(layers=80, kv_heads=8, head_dim=128, seq_len=32768, batch=16, bytes_per_value=2)"] = \
-        impl.kv_cache.kv_cache_bytes(layers=80, kv_heads=8, head_dim=128, seq_len=32768, batch=16,
-                                     bytes_per_value=2)
+        _number(impl.kv_cache.kv_cache_bytes(layers=80, kv_heads=8, head_dim=128, seq_len=32768, batch=16,
+                                             bytes_per_value=2))
     return outputs
 
 
 @check("kv_cache_bytes", weight=1, description="exact size with the default batch (1) and bytes_per_value (2)")
 def default_arguments(impl, ref, ctx):
     return {
-        "kv_cache_bytes(3, 5, 7, 11)": impl.kv_cache.kv_cache_bytes(3, 5, 7, 11),
+        "kv_cache_bytes(3, 5, 7, 11)": _number(impl.kv_cache.kv_cache_bytes(3, 5, 7, 11)),
         "kv_cache_bytes(layers=32, kv_heads=32, head_dim=128, seq_len=4096)":
-            impl.kv_cache.kv_cache_bytes(layers=32, kv_heads=32, head_dim=128, seq_len=4096),
+            _number(impl.kv_cache.kv_cache_bytes(layers=32, kv_heads=32, head_dim=128, seq_len=4096)),
     }
 
 

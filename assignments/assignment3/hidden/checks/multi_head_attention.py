@@ -51,6 +51,17 @@ def self_attention_values(impl, ref, ctx):
     return outputs
 
 
+@check("multi_head_attention", weight=1,
+       description="cross-attention with a context as long as x: queries from x, keys and values from context")
+def cross_attention_same_length(impl, ref, ctx):
+    dim, heads, batch, n = 12, 3, 2, 6
+    layer = _layer(impl, ctx, dim, heads)
+    x, context = ctx.randn(batch, n, dim), ctx.randn(batch, n, dim)
+    call = f"MultiHeadAttention({dim}, {heads}) with x {(batch, n, dim)}, context {(batch, n, dim)}"
+    return {f"forward of {call}": layer(x, context=context),
+            f"attention_weights of {call}": layer.attention_weights(x, context=context)}
+
+
 @check("multi_head_attention", weight=2,
        description="cross-attention: queries from x, keys and values from context (n != m), forward and "
                    "attention_weights")
@@ -102,14 +113,21 @@ def causal_future_never_changes_past(impl, ref, ctx):
 def _weights_match_forward(student, reference, ctx):
     for case in ("self-attention", "cross-attention", "causal self-attention"):
         weights, forward, rebuilt = (student[f"{case}: {part}"] for part in ("weights", "forward", "rebuilt"))
-        total = weights.double().sum(-1)
-        if not (total - 1).abs().max() <= 1e-4:
+        expected_shape = tuple(reference[f"{case}: weights"].shape)
+        if tuple(weights.shape) != expected_shape:
+            yield f"{case}: attention_weights must have shape (batch, heads, n, m) = {expected_shape}, " \
+                  f"got {tuple(weights.shape)}"
+        elif not torch.isfinite(weights).all():
+            yield f"{case}: attention_weights contains NaN or infinite values"
+        elif not (weights.double().sum(-1) - 1).abs().max() <= 1e-4:
             yield f"{case}: each row of attention_weights must sum to 1"
+        elif forward.shape != rebuilt.shape:
+            yield f"{case}: forward must return shape (batch, n, dim) = {tuple(rebuilt.shape)}, got {tuple(forward.shape)}"
         elif not torch.allclose(rebuilt.double(), forward.double(), rtol=1e-4, atol=1e-5):
             yield f"{case}: forward must equal out_proj(merged heads of attention_weights times the values)"
 
 
-@check("multi_head_attention", weight=2, verify=_weights_match_forward,
+@check("multi_head_attention", weight=2, verify=_weights_match_forward, compare_reference=False,
        description="attention_weights has shape (batch, heads, n, m), rows summing to 1, and agrees with forward "
                    "(self, cross and causal)")
 def weights_agree_with_forward(impl, ref, ctx):

@@ -77,26 +77,44 @@ def _last_linear(module):
     return linears[-1] if linears else None
 
 
-def _identity(student, reference, ctx):
-    x, out = student["x"], student["forward with zeroed attention and MLP outputs"]
+def _residuals(student, reference, ctx):
+    x, out = student["x"], student["forward with attention and MLP outputs zeroed"]
     if out.shape != x.shape:
         yield f"forward must keep the input's shape {tuple(x.shape)}, got {tuple(out.shape)}"
     elif not torch.allclose(out, x, rtol=1e-5, atol=1e-6):
         yield ("when the attention and the MLP add nothing, a pre-norm block must return its input unchanged: "
                "each sublayer's output must be added to the un-normalised input, with no norm after the sum")
+    for label, formula in (("attention output zeroed", "x + mlp(norm2(x))"),
+                           ("MLP output zeroed", "x + attn(norm1(x))")):
+        name = f"forward with {label}"
+        got, expected = student[name], reference[name]
+        if got.shape != expected.shape or not torch.allclose(got, expected, rtol=1e-4, atol=1e-5):
+            yield f"with the {label}, the block must return {formula}"
 
 
-@check("transformer_block", weight=2, verify=_identity,
-       description="pre-norm residuals: with the attention's out_proj and the MLP's last Linear set to zero, the "
-                   "block returns its input unchanged")
-def pre_norm_residuals(impl, ref, ctx):
-    block = _block(impl, ctx, 12, 3, 2)
-    x = ctx.randn(2, 5, 12)
+def _zero(module):
     with torch.no_grad():
-        for module in (block.attn.out_proj, _last_linear(block.mlp)):
-            for param in module.parameters():
-                param.zero_()
-        return {"x": x, "forward with zeroed attention and MLP outputs": block(x.clone())}
+        for param in module.parameters():
+            param.zero_()
+
+
+@check("transformer_block", weight=2, verify=_residuals, compare_reference=False,
+       description="pre-norm residuals: with the attention's out_proj and/or the MLP's last Linear set to zero, the "
+                   "block adds the remaining sublayer to its un-normalised input (and returns the input if both are "
+                   "zero)")
+def pre_norm_residuals(impl, ref, ctx):
+    x = ctx.randn(2, 5, 12)
+    outputs = {"x": x}
+    for label, zeroed in (("attention and MLP outputs zeroed", ("attn", "mlp")), ("attention output zeroed", ("attn",)),
+                          ("MLP output zeroed", ("mlp",))):
+        block = _block(impl, ctx, 12, 3, 2)
+        if "attn" in zeroed:
+            _zero(block.attn.out_proj)
+        if "mlp" in zeroed:
+            _zero(_last_linear(block.mlp))
+        with torch.no_grad():
+            outputs[f"forward with {label}"] = block(x.clone())
+    return outputs
 
 
 @check("transformer_block", weight=1,

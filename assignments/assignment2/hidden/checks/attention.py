@@ -1,0 +1,135 @@
+"""Hidden checks of numpy_attention.attention: values with and without the causal mask, and properties.
+
+The student's function runs with the reference softmax. Projections have d_in != d_k != d_v so that a scale by
+the wrong width, or values taken from the wrong projection, cannot pass by accident; shapes include a single
+token and batches.
+"""
+
+import functools
+
+import numpy as np
+import torch
+
+from autograder.probe import check
+
+SHAPES = [  # (leading batch dims, n, d_in, d_k, d_v)
+    ((), 5, 4, 3, 6),
+    ((), 1, 3, 5, 2),
+    ((2,), 6, 5, 4, 3),
+    ((), 7, 8, 8, 8),
+    ((2, 3), 4, 3, 2, 5),
+]
+
+
+def _array(ctx, *shape, scale=1.0):
+    """A float64 NumPy array of seeded normal values (times scale)."""
+    return ctx.randn(*shape, scale=scale).double().numpy()
+
+
+def _quiet(probe):
+    """Run a probe with NumPy's overflow and NaN warnings off (a wrong softmax or mask may produce them; the
+    comparison reports them)."""
+
+    @functools.wraps(probe)
+    def run(impl, ref, ctx):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return probe(impl, ref, ctx)
+
+    return run
+
+
+def _inputs(ctx, lead, n, d_in, d_k, d_v):
+    return (_array(ctx, *lead, n, d_in), _array(ctx, d_in, d_k), _array(ctx, d_in, d_k),
+            _array(ctx, d_in, d_v))
+
+
+def _label(X, W_q, W_v):
+    return f"X {X.shape}, W_q/W_k {W_q.shape}, W_v {W_v.shape}"
+
+
+@check("attention", weight=3, description="Z and weights without a mask for several shapes (d_in, d_k, d_v "
+                                          "all different, a single token, batches)")
+@_quiet
+def values(impl, ref, ctx):
+    outputs = {}
+    for shape in SHAPES:
+        X, W_q, W_k, W_v = _inputs(ctx, *shape)
+        Z, weights = impl.numpy_attention.attention(X, W_q, W_k, W_v)
+        outputs[f"Z for {_label(X, W_q, W_v)}"] = Z
+        outputs[f"weights for {_label(X, W_q, W_v)}"] = weights
+    return outputs
+
+
+@check("attention", weight=3, description="Z and weights with causal=True for several shapes")
+@_quiet
+def causal_values(impl, ref, ctx):
+    outputs = {}
+    for shape in SHAPES:
+        X, W_q, W_k, W_v = _inputs(ctx, *shape)
+        Z, weights = impl.numpy_attention.attention(X, W_q, W_k, W_v, causal=True)
+        outputs[f"Z with causal=True for {_label(X, W_q, W_v)}"] = Z
+        outputs[f"weights with causal=True for {_label(X, W_q, W_v)}"] = weights
+    return outputs
+
+
+def _rows(student, reference, ctx):
+    for name in ("weights", "weights with causal=True"):
+        weights = student[name]
+        if not isinstance(weights, np.ndarray) or weights.shape != (2, 6, 6):
+            yield f"{name} for X (2, 6, 4) must be a numpy array of shape (2, 6, 6)"
+            return
+        if not np.all(np.isfinite(weights)) or weights.min() < 0:
+            yield f"{name}: entries must be finite and non-negative"
+        elif np.abs(weights.sum(axis=-1) - 1).max() > 1e-6:
+            yield f"{name}: every row must sum to 1 over the keys (mask before the softmax, not after)"
+    causal = student["weights with causal=True"]
+    future = np.triu(np.ones((6, 6), dtype=bool), k=1)
+    if np.abs(causal[:, future]).max() > 0:
+        yield "with causal=True, every weight above the diagonal (a key in the future) must be exactly 0"
+    elif np.abs(causal[:, ~future]).min() <= 0:
+        yield "with causal=True, every token must still attend to itself and to every earlier token"
+
+
+@check("attention", weight=2, verify=_rows, compare_reference=False,
+       description="rows of the weights sum to 1; with causal=True weights above the diagonal are exactly 0 and "
+                   "none on or below it")
+@_quiet
+def rows_and_mask(impl, ref, ctx):
+    X, W_q, W_k, W_v = _inputs(ctx, (2,), 6, 4, 3, 5)
+    _, weights = impl.numpy_attention.attention(X, W_q, W_k, W_v)
+    _, causal = impl.numpy_attention.attention(X, W_q, W_k, W_v, causal=True)
+    return {"weights": weights, "weights with causal=True": causal}
+
+
+def _future_and_order(student, reference, ctx):
+    Z, Z_changed = student["causal Z"], student["causal Z with the last token changed"]
+    Z_plain, Z_perm, order = student["Z"], student["Z of permuted tokens"], student["order"]
+    if Z.shape != Z_changed.shape or Z.ndim != 2:
+        yield "Z must have shape (n, d_v)"
+    elif not np.all(np.isfinite(Z)):
+        yield "with causal=True, Z contains NaN or infinite values (does some token see no key at all?)"
+    elif np.abs(Z[:-1] - Z_changed[:-1]).max() > 1e-9:
+        yield "with causal=True, changing the last token changed the outputs of earlier tokens"
+    elif np.abs(Z[-1] - Z_changed[-1]).max() < 1e-6:
+        yield "with causal=True, the last token must still see itself"
+    elif Z_perm.shape != Z_plain.shape or np.abs(Z_perm - Z_plain[order]).max() > 1e-6:
+        yield "without a mask, permuting the tokens must permute the outputs the same way"
+
+
+@check("attention", weight=2, verify=_future_and_order, compare_reference=False,
+       description="with causal=True a later token never changes earlier outputs; without a mask, permuting the "
+                   "tokens permutes the outputs")
+@_quiet
+def causality_and_equivariance(impl, ref, ctx):
+    attention = impl.numpy_attention.attention
+    X, W_q, W_k, W_v = _inputs(ctx, (), 7, 4, 3, 5)
+    changed = X.copy()
+    changed[-1] += _array(ctx, 4, scale=3.0)
+    order = torch.randperm(7, generator=ctx.generator).numpy()
+    return {
+        "causal Z": attention(X.copy(), W_q, W_k, W_v, causal=True)[0],
+        "causal Z with the last token changed": attention(changed, W_q, W_k, W_v, causal=True)[0],
+        "Z": attention(X.copy(), W_q, W_k, W_v)[0],
+        "Z of permuted tokens": attention(X[order].copy(), W_q, W_k, W_v)[0],
+        "order": order,
+    }

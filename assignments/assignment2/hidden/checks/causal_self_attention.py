@@ -1,0 +1,245 @@
+"""Hidden checks of modules.CausalSelfAttention: values, eval mode, dropout on the weights, the mask buffer.
+
+Every layer is built after ctx.seed_torch(), then ctx.init_module gives it seeded, distinct weights. Values are
+compared with dropout=0 (train mode) or in eval mode, where the output is deterministic. Where dropout goes is
+checked without relying on the random numbers: the values are made readable (each one-hot token's value
+vector is [e_i, 1]), so in train mode the output shows every dropped-out attention weight (its first n
+features) next to their sum (the last one). Dropout on the weights gives entries that are either 0 or
+2x the eval-mode weight (p = 0.5) whose sum is the last feature; dropout on the scores, the values or the
+output cannot produce that, whatever random numbers it draws.
+"""
+
+import torch
+
+from autograder.probe import check
+
+SHAPES = [  # (d_in, d_out, context_length, batch, n, bias)
+    (4, 6, 8, 2, 5, False),
+    (6, 3, 7, 3, 7, False),
+    (5, 5, 4, 2, 1, False),
+    (3, 8, 12, 1, 9, False),
+    (5, 4, 6, 2, 6, True),
+]
+INIT_SCALE = 0.5
+P_DROP = 0.5
+READ_TOKENS = 5   # one-hot tokens in the dropout check
+READ_BATCH = 12   # 12 x 15 visible weights: the dropped share of a correct layer is 0.5 +- 0.04
+
+
+def _layer(impl, ctx, d_in, d_out, context_length, dropout=0.0, bias=False, scale=INIT_SCALE):
+    ctx.seed_torch()
+    layer = impl.modules.CausalSelfAttention(d_in, d_out, context_length, dropout=dropout, bias=bias)
+    return ctx.init_module(layer, scale=scale)
+
+
+def _raised(call):
+    """The name of the exception call() raises, or 'no exception' (NotImplementedError propagates)."""
+    try:
+        call()
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the exception's type is the output
+        return type(exc).__name__
+    return "no exception"
+
+
+@check("causal_self_attention", weight=3,
+       description="forward with dropout=0 for several (d_in, d_out, context_length), sequences shorter than and "
+                   "as long as context_length, a single token, and bias=True")
+def values(impl, ref, ctx):
+    outputs = {}
+    for d_in, d_out, context_length, batch, n, bias in SHAPES:
+        layer = _layer(impl, ctx, d_in, d_out, context_length, bias=bias)
+        x = ctx.randn(batch, n, d_in)
+        call = f"CausalSelfAttention({d_in}, {d_out}, {context_length}, dropout=0.0, bias={bias})"
+        outputs[f"{call}(x of shape {(batch, n, d_in)})"] = layer(x)
+    return outputs
+
+
+def _same_twice(student, reference, ctx):
+    first, second = student["first call"], student["second call"]
+    if first.shape != second.shape or not torch.equal(first, second):
+        yield "in eval mode two calls on the same input must give the same output (dropout must be off)"
+
+
+@check("causal_self_attention", weight=2, verify=_same_twice,
+       description="in eval mode with dropout=0.3 the output is deterministic and equals the attention without "
+                   "dropout")
+def eval_mode(impl, ref, ctx):
+    layer = _layer(impl, ctx, 6, 4, 8, dropout=0.3).eval()
+    x = ctx.randn(3, 8, 6)
+    with torch.no_grad():
+        return {"first call": layer(x), "second call": layer(x)}
+
+
+def readable_value_weight(d_in, blocks, n):
+    """A W_v weight giving one-hot token i the value [e_i, 1] (width n + 1) in each of ``blocks`` heads."""
+    width = n + 1
+    weight = torch.zeros(blocks * width, d_in)
+    for block in range(blocks):
+        weight[block * width: block * width + n, :n] = torch.eye(n)
+        weight[block * width + n, :n] = 1.0
+    return weight
+
+
+def one_hot_tokens(batch, n, d_in):
+    """Token i of every sequence is the unit vector e_i."""
+    return torch.eye(n, d_in).expand(batch, n, d_in).clone()
+
+
+def dropout_verdict(student, blocks, n, p):
+    """Failure messages for the readable-values dropout probe (outputs "eval" and "train")."""
+    eval_out, train_out = student["eval"], student["train"]
+    width = n + 1
+    if eval_out.shape != train_out.shape or eval_out.dim() != 3 or eval_out.shape[1:] != (n, blocks * width):
+        yield f"expected outputs of shape (batch, {n}, {blocks * width}), got {tuple(eval_out.shape)}"
+        return
+    if not (torch.isfinite(eval_out).all() and torch.isfinite(train_out).all()):
+        yield "the output contains NaN or infinite values (does some token see no key at all?)"
+        return
+    future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
+    visible = ~future
+    dropped = visible_total = 0
+    unchanged = True
+    for block in range(blocks):
+        features = slice(block * width, (block + 1) * width)
+        weights, row_sums = eval_out[..., features][..., :n].double(), eval_out[..., features][..., n].double()
+        drop, drop_sums = train_out[..., features][..., :n].double(), train_out[..., features][..., n].double()
+        if (row_sums - 1).abs().max() > 1e-4:
+            yield ("in eval mode each row of attention weights must sum to 1 (dropout must do nothing in eval "
+                   "mode, and the mask must come before the softmax)")
+            return
+        if drop[..., future].abs().max() > 1e-6:
+            yield "in train mode the weights of future keys must stay exactly 0"
+            return
+        is_dropped = drop.abs() <= 1e-6
+        is_kept = (drop - weights / (1 - p)).abs() <= 1e-5 + 1e-4 * (weights / (1 - p)).abs()
+        unchanged = unchanged and bool(((drop - weights).abs() <= 1e-5)[..., visible].all())
+        if not unchanged and not (is_dropped | is_kept)[..., visible].all():
+            yield (f"in train mode with dropout={p} each attention weight must be either dropped (0) or kept and "
+                   f"scaled by 1 / (1 - p) = {1 / (1 - p):g}; some weights were neither (is dropout applied to the "
+                   f"scores before the softmax, or without rescaling?)")
+            return
+        if (drop_sums - drop.sum(-1)).abs().max() > 1e-4:
+            yield ("in train mode the output must be the dropped-out attention weights times the values: apply "
+                   "dropout to the weights (after the softmax), not to the values or to the output")
+            return
+        dropped += int(is_dropped[..., visible].sum())
+        visible_total += int(visible.sum()) * eval_out.shape[0]
+    if unchanged:
+        yield (f"in train mode with dropout={p} no attention weight was dropped: apply dropout to the weights "
+               f"after the softmax (an nn.Dropout is active in train mode)")
+        return
+    share = dropped / visible_total
+    if not 0.3 <= share <= 0.7:
+        yield (f"in train mode with dropout={p} about half of the attention weights must be dropped, found "
+               f"{share:.0%}")
+
+
+def _dropout_on_weights(student, reference, ctx):
+    yield from dropout_verdict(student, 1, READ_TOKENS, P_DROP)
+
+
+@check("causal_self_attention", weight=2, verify=_dropout_on_weights, compare_reference=False,
+       description="in train mode with dropout=0.5, dropout acts on the attention weights (after the mask and "
+                   "the softmax): each weight is either 0 or doubled, and the output is those weights times V")
+def dropout_on_weights(impl, ref, ctx):
+    n = READ_TOKENS
+    layer = _layer(impl, ctx, n, n + 1, n + 2, dropout=P_DROP, scale=0.8)
+    with torch.no_grad():
+        layer.W_v.weight.copy_(readable_value_weight(n, 1, n))
+        x = one_hot_tokens(READ_BATCH, n, n)
+        eval_out = layer.eval()(x)
+        ctx.seed_torch(1)
+        train_out = layer.train()(x)
+    return {"eval": eval_out, "train": train_out}
+
+
+def _future_unchanged(student, reference, ctx):
+    a, b = student["forward"], student["forward with the last token changed"]
+    if a.shape != b.shape or a.dim() != 3:
+        yield f"forward must return shape (batch, n, d_out), got {tuple(a.shape)}"
+    elif not (torch.isfinite(a).all() and torch.isfinite(b).all()):
+        yield "the output contains NaN or infinite values (does some token see no key at all?)"
+    elif not (a[:, :-1] - b[:, :-1]).abs().max() <= 1e-6:
+        yield "changing the last token changed the outputs of earlier tokens: nothing may attend to the future"
+    elif not (a[:, -1] - b[:, -1]).abs().max() > 1e-4:
+        yield "the last token must still attend to itself"
+
+
+@check("causal_self_attention", weight=1, verify=_future_unchanged, compare_reference=False,
+       description="changing a later token never changes the outputs of earlier tokens (eval mode)")
+def causality(impl, ref, ctx):
+    layer = _layer(impl, ctx, 4, 5, 9, dropout=0.2).eval()
+    x = ctx.randn(2, 7, 4)
+    changed = x.clone()
+    changed[:, -1] += ctx.randn(2, 4, scale=3.0)
+    with torch.no_grad():
+        return {"forward": layer(x), "forward with the last token changed": layer(changed)}
+
+
+def _describe_dtype(value):
+    dtype = getattr(value, "dtype", None)
+    return str(dtype).replace("torch.", "") if isinstance(dtype, torch.dtype) else f"no dtype ({type(value).__name__})"
+
+
+@check("causal_self_attention", weight=2,
+       description="mask is a registered buffer (not a parameter): bool, shape (context_length, context_length), "
+                   "True strictly above the diagonal; it follows module.to(device) and stays bool under "
+                   "module.to(torch.float64)")
+def mask_buffer(impl, ref, ctx):
+    outputs = {}
+    for context_length in (1, 6):
+        ctx.seed_torch()
+        layer = impl.modules.CausalSelfAttention(4, 3, context_length)
+        label = f"CausalSelfAttention(4, 3, context_length={context_length})"
+        mask = getattr(layer, "mask", None)
+        outputs[f"{label}.mask is a registered buffer"] = "mask" in dict(layer.named_buffers())
+        outputs[f"{label}.mask is a parameter"] = "mask" in dict(layer.named_parameters())
+        outputs[f"dtype of {label}.mask"] = _describe_dtype(mask)
+        outputs[f"shape of {label}.mask"] = [int(s) for s in getattr(mask, "shape", ())]
+        if isinstance(mask, torch.Tensor) and mask.shape == (context_length, context_length):
+            outputs[f"{label}.mask (as bool)"] = mask.detach().bool().clone()
+        else:
+            outputs[f"{label}.mask (as bool)"] = "missing or of the wrong shape"
+        outputs[f"dtype of {label}.mask after .to(torch.float64)"] = _describe_dtype(
+            getattr(layer.to(torch.float64), "mask", None))
+        moved = getattr(layer.to("meta"), "mask", None)
+        outputs[f"device of {label}.mask after .to('meta')"] = str(getattr(moved, "device", "none"))
+    return outputs
+
+
+@check("causal_self_attention", weight=1,
+       description="after module.to(torch.float64) the layer runs on float64 inputs and returns float64 outputs")
+def float64(impl, ref, ctx):
+    layer = _layer(impl, ctx, 5, 4, 8).to(torch.float64)
+    x = ctx.randn(2, 6, 5).double()
+    return {"CausalSelfAttention(5, 4, 8).to(torch.float64)(x of shape (2, 6, 5), float64)": layer(x)}
+
+
+@check("causal_self_attention", weight=1,
+       description="a sequence of context_length tokens works; a longer one raises ValueError")
+def context_length(impl, ref, ctx):
+    layer = _layer(impl, ctx, 3, 4, 5)
+    longer = ctx.randn(2, 6, 3)
+    return {"CausalSelfAttention(3, 4, 5)(x of shape (2, 5, 3))": layer(ctx.randn(2, 5, 3)),
+            "exception for CausalSelfAttention(3, 4, 5)(x of shape (2, 6, 3))": _raised(lambda: layer(longer))}
+
+
+@check("causal_self_attention", weight=1,
+       description="W_q, W_k, W_v are nn.Linear(d_in, d_out) with a bias exactly when bias=True, and the layer "
+                   "has no other parameters")
+def structure(impl, ref, ctx):
+    outputs = {}
+    for bias in (False, True):
+        ctx.seed_torch()
+        layer = impl.modules.CausalSelfAttention(5, 7, 9, dropout=0.1, bias=bias)
+        label = f"CausalSelfAttention(5, 7, 9, bias={bias})"
+        for name in ("W_q", "W_k", "W_v"):
+            proj = getattr(layer, name, None)
+            outputs[f"type of {label}.{name}"] = type(proj).__name__
+            outputs[f"(in, out) features of {label}.{name}"] = [getattr(proj, "in_features", None),
+                                                                 getattr(proj, "out_features", None)]
+            outputs[f"{label}.{name} has a bias"] = getattr(proj, "bias", None) is not None
+        outputs[f"parameter names of {label}"] = sorted(name for name, _ in layer.named_parameters())
+    return outputs

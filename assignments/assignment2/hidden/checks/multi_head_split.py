@@ -1,0 +1,261 @@
+"""Hidden checks of modules.MultiHeadCausalAttention (split heads): values, equivalence with stacked heads,
+eval mode, dropout on the weights, causality, structure, the mask buffer and errors.
+
+Every layer is built after ctx.seed_torch(), then ctx.init_module gives it seeded, distinct weights. The
+equivalence check builds the reference stacked layer and copies its weights into the student's layer with the
+reference copy_stacked_to_split. The dropout check makes the values readable (each one-hot token's value is
+[e_i, 1] in every head, out_proj is the identity), so the train-mode output shows every dropped-out weight
+next to their sum, whatever random numbers the layer draws (see causal_self_attention.py).
+"""
+
+import torch
+
+from autograder.probe import check
+
+SHAPES = [  # (d_in, d_out, context_length, n_heads, batch, n, bias)
+    (6, 12, 8, 3, 2, 5, False),
+    (16, 16, 10, 4, 3, 10, False),
+    (5, 8, 4, 2, 2, 1, False),
+    (7, 9, 12, 3, 1, 11, False),
+    (4, 6, 6, 6, 2, 6, False),
+    (6, 10, 7, 2, 2, 7, True),
+]
+INIT_SCALE = 0.5
+P_DROP = 0.5
+READ_TOKENS = 5
+READ_HEADS = 2
+READ_BATCH = 6   # 6 x 2 heads x 15 visible weights: the dropped share of a correct layer is 0.5 +- 0.04
+
+
+def _layer(impl, ctx, d_in, d_out, context_length, n_heads, dropout=0.0, bias=False, scale=INIT_SCALE):
+    ctx.seed_torch()
+    layer = impl.modules.MultiHeadCausalAttention(d_in, d_out, context_length, n_heads, dropout=dropout, bias=bias)
+    return ctx.init_module(layer, scale=scale)
+
+
+def _raised(call):
+    """The name of the exception call() raises, or 'no exception' (NotImplementedError propagates)."""
+    try:
+        call()
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the exception's type is the output
+        return type(exc).__name__
+    return "no exception"
+
+
+@check("multi_head_split", weight=3,
+       description="forward with dropout=0 for several (d_in, d_out, n_heads) incl. n == context_length, a "
+                   "single token, head width 1 and bias=True")
+def values(impl, ref, ctx):
+    outputs = {}
+    for d_in, d_out, context_length, n_heads, batch, n, bias in SHAPES:
+        layer = _layer(impl, ctx, d_in, d_out, context_length, n_heads, bias=bias)
+        x = ctx.randn(batch, n, d_in)
+        call = f"MultiHeadCausalAttention({d_in}, {d_out}, {context_length}, {n_heads}, dropout=0.0, bias={bias})"
+        outputs[f"{call}(x of shape {(batch, n, d_in)})"] = layer(x)
+    return outputs
+
+
+def _same_as_stacked(student, reference, ctx):
+    for case in ("bias=False", "bias=True"):
+        stacked, split = student[f"stacked ({case})"], student[f"split ({case})"]
+        if stacked.shape != split.shape:
+            yield f"{case}: the split layer's output has shape {tuple(split.shape)}, the stacked layer's " \
+                  f"{tuple(stacked.shape)}"
+        elif not torch.allclose(split, stacked, rtol=1e-4, atol=1e-5):
+            yield (f"{case}: with the stacked layer's weights copied in, the split layer must compute the same "
+                   f"output (max difference {float((split - stacked).abs().max()):.3g}); check how the features are "
+                   f"split into heads and merged back")
+
+
+@check("multi_head_split", weight=2, verify=_same_as_stacked,
+       description="with a stacked layer's weights copied in, the split layer computes the same output (eval mode)")
+def same_as_stacked(impl, ref, ctx):
+    outputs = {}
+    for bias in (False, True):
+        ctx.seed_torch()
+        stacked = ctx.init_module(impl.modules.MultiHeadCausalAttentionStacked(6, 12, 9, 3, dropout=0.1,
+                                                                               bias=bias), scale=INIT_SCALE)
+        split = impl.modules.MultiHeadCausalAttention(6, 12, 9, 3, dropout=0.1, bias=bias)
+        impl.modules.copy_stacked_to_split(stacked, split)
+        x = ctx.randn(2, 9, 6)
+        with torch.no_grad():
+            outputs[f"stacked (bias={bias})"] = stacked.eval()(x)
+            outputs[f"split (bias={bias})"] = split.eval()(x)
+    return outputs
+
+
+def _same_twice(student, reference, ctx):
+    first, second = student["first call"], student["second call"]
+    if first.shape != second.shape or not torch.equal(first, second):
+        yield "in eval mode two calls on the same input must give the same output (dropout must be off)"
+
+
+@check("multi_head_split", weight=1, verify=_same_twice,
+       description="in eval mode with dropout=0.3 the output is deterministic and equals the attention without "
+                   "dropout")
+def eval_mode(impl, ref, ctx):
+    layer = _layer(impl, ctx, 6, 8, 8, 2, dropout=0.3).eval()
+    x = ctx.randn(3, 8, 6)
+    with torch.no_grad():
+        return {"first call": layer(x), "second call": layer(x)}
+
+
+def readable_value_weight(d_in, blocks, n):
+    """A W_v weight giving one-hot token i the value [e_i, 1] (width n + 1) in each of ``blocks`` heads."""
+    width = n + 1
+    weight = torch.zeros(blocks * width, d_in)
+    for block in range(blocks):
+        weight[block * width: block * width + n, :n] = torch.eye(n)
+        weight[block * width + n, :n] = 1.0
+    return weight
+
+
+def one_hot_tokens(batch, n, d_in):
+    """Token i of every sequence is the unit vector e_i."""
+    return torch.eye(n, d_in).expand(batch, n, d_in).clone()
+
+
+def dropout_verdict(student, blocks, n, p):
+    """Failure messages for the readable-values dropout probe (outputs "eval" and "train")."""
+    eval_out, train_out = student["eval"], student["train"]
+    width = n + 1
+    if eval_out.shape != train_out.shape or eval_out.dim() != 3 or eval_out.shape[1:] != (n, blocks * width):
+        yield f"expected outputs of shape (batch, {n}, {blocks * width}), got {tuple(eval_out.shape)}"
+        return
+    if not (torch.isfinite(eval_out).all() and torch.isfinite(train_out).all()):
+        yield "the output contains NaN or infinite values (does some token see no key at all?)"
+        return
+    future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
+    visible = ~future
+    dropped = visible_total = 0
+    unchanged = True
+    for block in range(blocks):
+        features = slice(block * width, (block + 1) * width)
+        weights, row_sums = eval_out[..., features][..., :n].double(), eval_out[..., features][..., n].double()
+        drop, drop_sums = train_out[..., features][..., :n].double(), train_out[..., features][..., n].double()
+        if (row_sums - 1).abs().max() > 1e-4:
+            yield ("in eval mode each row of attention weights must sum to 1 (dropout must do nothing in eval "
+                   "mode, and the mask must come before the softmax)")
+            return
+        if drop[..., future].abs().max() > 1e-6:
+            yield "in train mode the weights of future keys must stay exactly 0"
+            return
+        is_dropped = drop.abs() <= 1e-6
+        is_kept = (drop - weights / (1 - p)).abs() <= 1e-5 + 1e-4 * (weights / (1 - p)).abs()
+        unchanged = unchanged and bool(((drop - weights).abs() <= 1e-5)[..., visible].all())
+        if not unchanged and not (is_dropped | is_kept)[..., visible].all():
+            yield (f"in train mode with dropout={p} each attention weight must be either dropped (0) or kept and "
+                   f"scaled by 1 / (1 - p) = {1 / (1 - p):g}; some weights were neither (is dropout applied to the "
+                   f"scores before the softmax, or without rescaling?)")
+            return
+        if (drop_sums - drop.sum(-1)).abs().max() > 1e-4:
+            yield ("in train mode the output must be the dropped-out attention weights times the values: apply "
+                   "dropout to the weights (after the softmax), not to the values or to the output")
+            return
+        dropped += int(is_dropped[..., visible].sum())
+        visible_total += int(visible.sum()) * eval_out.shape[0]
+    if unchanged:
+        yield (f"in train mode with dropout={p} no attention weight was dropped: apply dropout to the weights "
+               f"after the softmax (an nn.Dropout is active in train mode)")
+        return
+    share = dropped / visible_total
+    if not 0.3 <= share <= 0.7:
+        yield (f"in train mode with dropout={p} about half of the attention weights must be dropped, found "
+               f"{share:.0%}")
+
+
+def _dropout_on_weights(student, reference, ctx):
+    yield from dropout_verdict(student, READ_HEADS, READ_TOKENS, P_DROP)
+
+
+@check("multi_head_split", weight=2, verify=_dropout_on_weights, compare_reference=False,
+       description="in train mode with dropout=0.5, dropout acts on every head's attention weights (after the "
+                   "mask and the softmax): each weight is either 0 or doubled, and the output is those weights "
+                   "times V")
+def dropout_on_weights(impl, ref, ctx):
+    n, heads = READ_TOKENS, READ_HEADS
+    d_out = heads * (n + 1)
+    layer = _layer(impl, ctx, n, d_out, n + 2, heads, dropout=P_DROP, scale=0.8)
+    with torch.no_grad():
+        layer.W_v.weight.copy_(readable_value_weight(n, heads, n))
+        layer.out_proj.weight.copy_(torch.eye(d_out))
+        layer.out_proj.bias.zero_()
+        x = one_hot_tokens(READ_BATCH, n, n)
+        eval_out = layer.eval()(x)
+        ctx.seed_torch(1)
+        train_out = layer.train()(x)
+    return {"eval": eval_out, "train": train_out}
+
+
+def _future_unchanged(student, reference, ctx):
+    a, b = student["forward"], student["forward with the last token changed"]
+    if a.shape != b.shape or a.dim() != 3:
+        yield f"forward must return shape (batch, n, d_out), got {tuple(a.shape)}"
+    elif not (torch.isfinite(a).all() and torch.isfinite(b).all()):
+        yield "the output contains NaN or infinite values (does some token see no key at all?)"
+    elif not (a[:, :-1] - b[:, :-1]).abs().max() <= 1e-5:
+        yield "changing the last token changed the outputs of earlier tokens: nothing may attend to the future"
+
+
+@check("multi_head_split", weight=1, verify=_future_unchanged, compare_reference=False,
+       description="changing a later token never changes the outputs of earlier tokens (eval mode)")
+def causality(impl, ref, ctx):
+    layer = _layer(impl, ctx, 6, 12, 9, 3, dropout=0.2).eval()
+    x = ctx.randn(2, 7, 6)
+    changed = x.clone()
+    changed[:, -1] += ctx.randn(2, 6, scale=3.0)
+    with torch.no_grad():
+        return {"forward": layer(x), "forward with the last token changed": layer(changed)}
+
+
+def _describe_dtype(value):
+    dtype = getattr(value, "dtype", None)
+    return str(dtype).replace("torch.", "") if isinstance(dtype, torch.dtype) else f"no dtype ({type(value).__name__})"
+
+
+@check("multi_head_split", weight=2,
+       description="n_heads, head_dim; W_q, W_k, W_v are nn.Linear(d_in, d_out) with a bias exactly when "
+                   "bias=True; out_proj is nn.Linear(d_out, d_out) with a bias; mask is a bool buffer (not a "
+                   "parameter) of shape (context_length, context_length), True above the diagonal")
+def structure(impl, ref, ctx):
+    outputs = {}
+    for d_in, d_out, context_length, n_heads, bias in ((5, 12, 7, 3, False), (4, 6, 5, 2, True)):
+        ctx.seed_torch()
+        layer = impl.modules.MultiHeadCausalAttention(d_in, d_out, context_length, n_heads, dropout=0.1, bias=bias)
+        label = f"MultiHeadCausalAttention({d_in}, {d_out}, {context_length}, {n_heads}, bias={bias})"
+        outputs[f"{label}.n_heads"] = getattr(layer, "n_heads", None)
+        outputs[f"{label}.head_dim"] = getattr(layer, "head_dim", None)
+        for name in ("W_q", "W_k", "W_v", "out_proj"):
+            proj = getattr(layer, name, None)
+            outputs[f"type of {label}.{name}"] = type(proj).__name__
+            outputs[f"(in, out) features of {label}.{name}"] = [getattr(proj, "in_features", None),
+                                                                 getattr(proj, "out_features", None)]
+            outputs[f"{label}.{name} has a bias"] = getattr(proj, "bias", None) is not None
+        outputs[f"parameter names of {label}"] = sorted(name for name, _ in layer.named_parameters())
+        mask = getattr(layer, "mask", None)
+        outputs[f"{label}.mask is a registered buffer"] = "mask" in dict(layer.named_buffers())
+        outputs[f"dtype of {label}.mask"] = _describe_dtype(mask)
+        if isinstance(mask, torch.Tensor) and mask.shape == (context_length, context_length):
+            outputs[f"{label}.mask (as bool)"] = mask.detach().bool().clone()
+        else:
+            outputs[f"{label}.mask (as bool)"] = "missing or of the wrong shape"
+        moved = getattr(layer.to("meta"), "mask", None)
+        outputs[f"device of {label}.mask after .to('meta')"] = str(getattr(moved, "device", "none"))
+    return outputs
+
+
+@check("multi_head_split", weight=1,
+       description="raises ValueError when n_heads does not divide d_out, and for sequences longer than "
+                   "context_length")
+def errors(impl, ref, ctx):
+    ctx.seed_torch()
+    build = impl.modules.MultiHeadCausalAttention
+    outputs = {f"exception for MultiHeadCausalAttention(4, {d_out}, 6, {n_heads})": _raised(
+        lambda: build(4, d_out, 6, n_heads)) for d_out, n_heads in ((10, 4), (9, 2))}
+    layer = _layer(impl, ctx, 3, 4, 5, 2)
+    longer = ctx.randn(2, 6, 3)
+    outputs["exception for MultiHeadCausalAttention(3, 4, 5, 2)(x of shape (2, 6, 3))"] = _raised(
+        lambda: layer(longer))
+    return outputs

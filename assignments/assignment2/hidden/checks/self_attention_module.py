@@ -1,0 +1,80 @@
+"""Hidden checks of modules.SelfAttention: values (3-D and 2-D inputs, with and without bias), structure.
+
+Every layer is built after ctx.seed_torch(), then ctx.init_module gives it seeded, distinct weights (seeded by
+parameter name, so the student's W_q, W_k, W_v get the same values as the reference's). d_in != d_out in
+most shapes, so a scale by sqrt(d_in) or a projection of the wrong size cannot pass by accident.
+"""
+
+import torch
+
+from autograder.probe import check
+
+SHAPES = [  # (d_in, d_out, batch, n)
+    (4, 6, 2, 5),
+    (6, 3, 3, 7),
+    (5, 5, 2, 1),
+    (3, 8, 1, 9),
+]
+INIT_SCALE = 0.5
+
+
+def _layer(impl, ctx, d_in, d_out, **kwargs):
+    ctx.seed_torch()
+    return ctx.init_module(impl.modules.SelfAttention(d_in, d_out, **kwargs), scale=INIT_SCALE)
+
+
+@check("self_attention_module", weight=3, description="forward for several (d_in, d_out) and sequence lengths "
+                                                      "(incl. a single token) on (batch, n, d_in) inputs")
+def values(impl, ref, ctx):
+    outputs = {}
+    for d_in, d_out, batch, n in SHAPES:
+        layer = _layer(impl, ctx, d_in, d_out)
+        x = ctx.randn(batch, n, d_in)
+        outputs[f"SelfAttention({d_in}, {d_out})(x of shape {(batch, n, d_in)})"] = layer(x)
+    return outputs
+
+
+@check("self_attention_module", weight=1, description="forward on an unbatched (n, d_in) input and with "
+                                                      "bias=True")
+def unbatched_and_bias(impl, ref, ctx):
+    layer = _layer(impl, ctx, 4, 6)
+    with_bias = _layer(impl, ctx, 5, 3, bias=True)
+    return {"SelfAttention(4, 6)(x of shape (7, 4))": layer(ctx.randn(7, 4)),
+            "SelfAttention(5, 3, bias=True)(x of shape (2, 6, 5))": with_bias(ctx.randn(2, 6, 5))}
+
+
+def _equivariant(student, reference, ctx):
+    out, permuted, order = student["forward"], student["forward of permuted tokens"], student["order"]
+    if out.shape != permuted.shape or out.dim() != 3:
+        yield f"forward must return shape (batch, n, d_out), got {tuple(permuted.shape)}"
+    elif not torch.allclose(permuted, out[:, order], rtol=1e-4, atol=1e-5):
+        yield "permuting the input tokens must permute the outputs the same way (no mask in SelfAttention)"
+
+
+@check("self_attention_module", weight=1, verify=_equivariant, compare_reference=False,
+       description="permuting the tokens permutes the outputs (permutation equivariance)")
+def permutation_equivariance(impl, ref, ctx):
+    layer = _layer(impl, ctx, 6, 4)
+    x = ctx.randn(2, 7, 6)
+    order = torch.randperm(7, generator=ctx.generator)
+    with torch.no_grad():
+        return {"forward": layer(x), "forward of permuted tokens": layer(x[:, order].contiguous()), "order": order}
+
+
+@check("self_attention_module", weight=1,
+       description="W_q, W_k, W_v are nn.Linear(d_in, d_out) with a bias exactly when bias=True, and the layer "
+                   "has no other parameters")
+def structure(impl, ref, ctx):
+    outputs = {}
+    for bias in (False, True):
+        ctx.seed_torch()
+        layer = impl.modules.SelfAttention(5, 7, bias=bias)
+        label = f"SelfAttention(5, 7, bias={bias})"
+        for name in ("W_q", "W_k", "W_v"):
+            proj = getattr(layer, name, None)
+            outputs[f"type of {label}.{name}"] = type(proj).__name__
+            outputs[f"(in, out) features of {label}.{name}"] = [getattr(proj, "in_features", None),
+                                                                 getattr(proj, "out_features", None)]
+            outputs[f"{label}.{name} has a bias"] = getattr(proj, "bias", None) is not None
+        outputs[f"parameter names of {label}"] = sorted(name for name, _ in layer.named_parameters())
+    return outputs

@@ -1,0 +1,85 @@
+"""Hidden checks of numpy_attention.soft_attention: the notes' example, random values, properties, errors.
+
+The student's function runs with the reference softmax. Shapes include a single encoder state, n != d and
+a wide query, so a transposed product or a sum over the wrong axis cannot pass by accident.
+"""
+
+import numpy as np
+
+from autograder.probe import check
+
+SHAPES = [(5, 4), (1, 3), (9, 16), (7, 7), (3, 11)]  # (n encoder states, d features)
+
+
+def _array(ctx, *shape, scale=1.0):
+    """A float64 NumPy array of seeded normal values (times scale)."""
+    return ctx.randn(*shape, scale=scale).double().numpy()
+
+
+def _raised(call):
+    """The name of the exception call() raises, or 'no exception' (NotImplementedError propagates)."""
+    try:
+        call()
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the exception's type is the output
+        return type(exc).__name__
+    return "no exception"
+
+
+@check("soft_attention", weight=1, description="the notes' example: q = (0.9, 0.1, 0.8) over h1, h2, h3 "
+                                               "(scores 0.73, 0.35, 1.35): context and weights")
+def notes_example(impl, ref, ctx):
+    query = np.array([0.9, 0.1, 0.8])
+    states = np.array([[0.8, 0.1, 0.0], [0.2, 0.9, 0.1], [0.7, 0.0, 0.9]])
+    context, weights = impl.numpy_attention.soft_attention(query, states)
+    return {"context for the notes' example": context, "weights for the notes' example": weights}
+
+
+@check("soft_attention", weight=3, description="context and weights for random queries and encoder states of "
+                                               "several shapes (a single state, n != d, n == d)")
+def random_values(impl, ref, ctx):
+    outputs = {}
+    for n, d in SHAPES:
+        query, states = _array(ctx, d, scale=1.5), _array(ctx, n, d)
+        context, weights = impl.numpy_attention.soft_attention(query, states)
+        outputs[f"context for query ({d},), encoder_states ({n}, {d})"] = context
+        outputs[f"weights for query ({d},), encoder_states ({n}, {d})"] = weights
+    return outputs
+
+
+def _weighted_average(student, reference, ctx):
+    states = student["encoder_states"]
+    context, weights = student["context"], student["weights"]
+    if not isinstance(weights, np.ndarray) or weights.shape != (states.shape[0],):
+        yield f"weights must have shape (n,) = ({states.shape[0]},)"
+    elif not isinstance(context, np.ndarray) or context.shape != (states.shape[1],):
+        yield f"context must have shape (d,) = ({states.shape[1]},)"
+    elif weights.min() < 0 or abs(weights.sum() - 1) > 1e-6:
+        yield "the weights must be non-negative and sum to 1"
+    elif np.abs(context - weights @ states).max() > 1e-6:
+        yield "context must be the weighted average of the encoder states: sum_i weights_i * h_i"
+    elif weights.max() > 1 - 1e-6:
+        yield "soft attention spreads weight over all states; one state got all of it (is this hard attention?)"
+
+
+@check("soft_attention", weight=1, verify=_weighted_average, compare_reference=False,
+       description="the weights are non-negative and sum to 1, and context is the weights' average of the states")
+def weighted_average(impl, ref, ctx):
+    query, states = _array(ctx, 6), _array(ctx, 8, 6)
+    context, weights = impl.numpy_attention.soft_attention(query, states)
+    return {"encoder_states": states, "context": context, "weights": weights}
+
+
+@check("soft_attention", weight=1, description="raises ValueError for encoder states that are not 2-D, a 2-D "
+                                               "query, or widths that differ")
+def errors(impl, ref, ctx):
+    soft_attention = impl.numpy_attention.soft_attention
+    return {
+        "exception for query (3,), encoder_states (2, 4, 3)": _raised(
+            lambda: soft_attention(_array(ctx, 3), _array(ctx, 2, 4, 3))),
+        "exception for query (2, 3), encoder_states (4, 3)": _raised(
+            lambda: soft_attention(_array(ctx, 2, 3), _array(ctx, 4, 3))),
+        "exception for query (4,), encoder_states (5, 3)": _raised(
+            lambda: soft_attention(_array(ctx, 4), _array(ctx, 5, 3))),
+    }

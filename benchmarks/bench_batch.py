@@ -1,0 +1,261 @@
+"""Benchmark batch grading: one submission end to end, `grade-all` against naive per-process grading, overhead, memory.
+
+Run from the repository root::
+
+    python benchmarks/bench_batch.py --submissions 50 --jobs 2
+
+It generates a mixed class (correct copies of the reference, the reference with one known mistake applied,
+broken ones: a syntax error, the untouched template), then measures
+
+* one submission end to end (a fresh ``grader grade`` process): wall seconds and peak RSS, for the reference
+  and for the untouched template;
+* ``grader grade-all --jobs N`` on the class against a naive baseline that runs ``grader grade`` in a fresh
+  process per submission, one after another and two at a time;
+* the grader's overhead: the batch's grading wall time divided by the hidden checks' own seconds;
+* the peak RSS of each grading worker (the worker process plus its zygote, from the gradebook).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from autograder.assignment import Assignment, load_assignment  # noqa: E402
+from autograder.mutation import apply_mutation, load_mutations  # noqa: E402
+
+SOLUTION = re.compile(r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION\n", re.MULTILINE | re.DOTALL)
+TARGETS = {"one submission wall (s)": 10.0, "batch speed-up vs naive x2": 2.0, "overhead": 1.3,
+           "peak RSS per worker (MB)": 600.0}
+
+
+# -- generating a class ---------------------------------------------------------------------------------------
+
+def stub_template(assignment: Assignment, destination: Path) -> Path:
+    """The untouched student template: student_template/ if present, else the reference with solutions cut out."""
+    if assignment.template.is_dir():
+        shutil.copytree(assignment.template, destination)
+        return destination
+    shutil.copytree(assignment.reference, destination, ignore=shutil.ignore_patterns("__pycache__"))
+    for file in destination.rglob("*.py"):
+        file.write_text(SOLUTION.sub(lambda m: f"{m.group(1)}raise NotImplementedError()\n", file.read_text()))
+    return destination
+
+
+def make_class(assignment: Assignment, count: int, folder: Path) -> dict[str, str]:
+    """Write ``count`` submissions: 40 % correct, 40 % one known mistake, 10 % syntax error, 10 % template.
+
+    Returns:
+        Student id to its kind.
+    """
+    mistakes = load_mutations(assignment, "mistakes")
+    kinds: dict[str, str] = {}
+    for index in range(count):
+        student = f"student{index:03d}"
+        package = folder / student / assignment.package
+        slot = index % 10
+        if slot in (0, 2, 5, 7) or (slot in (1, 3, 6, 8) and not mistakes):
+            shutil.copytree(assignment.reference, package, ignore=shutil.ignore_patterns("__pycache__"))
+            kinds[student] = "correct"
+        elif slot in (1, 3, 6, 8):
+            mistake = mistakes[index % len(mistakes)]
+            apply_mutation(assignment.reference, mistake, package)
+            kinds[student] = f"mistake:{mistake.id}"
+        elif slot == 4:
+            shutil.copytree(assignment.reference, package, ignore=shutil.ignore_patterns("__pycache__"))
+            first = package / f"{assignment.modules[0]}.py"
+            first.write_text(first.read_text() + "\ndef broken(:\n")
+            kinds[student] = "syntax error"
+        else:
+            stub_template(assignment, package)
+            kinds[student] = "template"
+    return kinds
+
+
+# -- measuring processes --------------------------------------------------------------------------------------
+
+@dataclass
+class Run:
+    """A measured process: wall seconds, the largest single process's peak RSS, the tree's peak total RSS."""
+
+    wall: float
+    peak_rss_mb: float
+    tree_rss_mb: float
+    returncode: int
+    stdout: str
+
+
+def _tree_rss_mb(pid: int) -> float:
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+        rss[int(entry)] = int(fields[21])
+    total, frontier = 0, [pid]
+    while frontier:
+        total += sum(rss.get(p, 0) for p in frontier)
+        frontier = [c for p in frontier for c in children.get(p, [])]
+    return total * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def measure(command: list[str], env: dict[str, str]) -> Run:
+    """Run a command, sampling its process tree's memory, and return its wall time and peak memory."""
+    started = time.monotonic()
+    process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               text=True)
+    peak_tree = 0.0
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak_tree
+        while not stop.is_set():
+            peak_tree = max(peak_tree, _tree_rss_mb(process.pid))
+            stop.wait(0.1)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    stdout = process.stdout.read() if process.stdout else ""
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.monotonic() - started
+    stop.set()
+    sampler.join()
+    return Run(wall, usage.ru_maxrss / 1024, peak_tree, process.returncode, stdout)
+
+
+def grader_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "autograder.cli", *args]
+
+
+def grade_one(assignment: str, submission: Path, output: Path, env: dict[str, str]) -> Run:
+    """``grader grade`` in a fresh process (what a naive batch script would do)."""
+    return measure(grader_command("grade", assignment, str(submission), "--format", "json", "-o", str(output)), env)
+
+
+def naive(assignment: str, students: list[Path], out: Path, env: dict[str, str], parallel: int) -> float:
+    """Wall seconds to grade every submission with one fresh ``grader grade`` process each, ``parallel`` at a time."""
+    started = time.monotonic()
+    with ThreadPoolExecutor(parallel) as pool:
+        runs = list(pool.map(lambda s: grade_one(assignment, s, out / f"{s.name}.json", env), students))
+    failed = [s.name for s, r in zip(students, runs, strict=True) if r.returncode != 0]
+    if failed:
+        print(f"  warning: naive grading failed for {failed}", file=sys.stderr)
+    return time.monotonic() - started
+
+
+# -- the benchmark --------------------------------------------------------------------------------------------
+
+def load_average() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def batch_figures(db: Path) -> dict[str, float]:
+    """Per-submission seconds, check seconds and worker memory recorded by grade-all."""
+    with sqlite3.connect(db) as connection:
+        rows = connection.execute("SELECT seconds, check_seconds, worker_rss_mb, status FROM submissions").fetchall()
+    graded = [r for r in rows if r[3] == "graded"]
+    return {
+        "graded": len(graded),
+        "errors": len(rows) - len(graded),
+        "grading seconds": sum(r[0] for r in graded),
+        "check seconds": sum(r[1] for r in graded),
+        "worker rss": max((r[2] or 0.0) for r in rows) if rows else 0.0,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--assignment", default="assignment3")
+    parser.add_argument("--submissions", type=int, default=50, help="class size (default 50)")
+    parser.add_argument("--jobs", type=int, default=2, help="grade-all workers (default 2)")
+    parser.add_argument("--skip-sequential", action="store_true", help="skip the one-after-another baseline")
+    parser.add_argument("--skip-naive", action="store_true", help="skip both naive baselines")
+    parser.add_argument("--keep", type=Path, help="keep the generated class and outputs in this folder")
+    args = parser.parse_args()
+
+    assignment = load_assignment(args.assignment)
+    work = args.keep or Path(tempfile.mkdtemp(prefix="bench-batch-"))
+    work.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    figures: dict[str, float] = {}
+    print(f"# bench_batch: {args.assignment}, {args.submissions} submissions, --jobs {args.jobs}, "
+          f"{os.cpu_count()} CPUs, python {sys.version.split()[0]}")
+    try:
+        print(f"load average before: {load_average()}")
+        template = stub_template(assignment, work / "template" / assignment.package)
+        for label, path in (("reference", assignment.reference), ("template", template.parent)):
+            run = grade_one(args.assignment, path, work / f"one-{label}.json", env)
+            report = json.loads((work / f"one-{label}.json").read_text()) if run.returncode == 0 else {}
+            print(f"one submission ({label}): {run.wall:.1f} s wall (graded in {report.get('seconds', '?')} s), "
+                  f"score {report.get('score', '?')}/{report.get('max_score', '?')}, peak RSS {run.peak_rss_mb:.0f} MB "
+                  f"(largest process), {run.tree_rss_mb:.0f} MB (whole process tree)")
+            figures.setdefault("one submission wall (s)", run.wall)
+
+        kinds = make_class(assignment, args.submissions, work / "class")
+        students = sorted((work / "class").iterdir())
+        mix = Counter(kind.split(":")[0] for kind in kinds.values())
+        print(f"class: {dict(mix)}")
+
+        db = work / "gradebook.db"
+        db.unlink(missing_ok=True)
+        print(f"load average before grade-all: {load_average()}")
+        batch = measure(grader_command("grade-all", args.assignment, str(work / "class"), "--jobs", str(args.jobs),
+                                       "--gradebook", str(db)), env)
+        stats = batch_figures(db)
+        print(f"grade-all --jobs {args.jobs}: {batch.wall:.1f} s wall ({batch.wall / args.submissions:.2f} s per "
+              f"submission), {stats['graded']:.0f} graded, {stats['errors']:.0f} errors, whole tree peak RSS "
+              f"{batch.tree_rss_mb:.0f} MB, peak RSS per worker (worker + zygote) {stats['worker rss']:.0f} MB")
+        figures["peak RSS per worker (MB)"] = stats["worker rss"]
+        overhead = stats["grading seconds"] / stats["check seconds"] if stats["check seconds"] else float("nan")
+        batch_overhead = batch.wall * args.jobs / stats["check seconds"] if stats["check seconds"] else float("nan")
+        print(f"overhead: grading seconds {stats['grading seconds']:.1f} / check seconds {stats['check seconds']:.1f} "
+              f"= {overhead:.2f}x per submission; whole batch (wall x jobs / check seconds) {batch_overhead:.2f}x")
+        figures["overhead"] = overhead
+
+        if not args.skip_naive:
+            print(f"load average before naive x2: {load_average()}")
+            two = naive(args.assignment, students, work / "naive2", env, parallel=2)
+            print(f"naive, two at a time: {two:.1f} s wall; grade-all is {two / batch.wall:.2f}x faster")
+            figures["batch speed-up vs naive x2"] = two / batch.wall
+            if not args.skip_sequential:
+                print(f"load average before naive x1: {load_average()}")
+                one = naive(args.assignment, students, work / "naive1", env, parallel=1)
+                print(f"naive, one after another: {one:.1f} s wall; grade-all is {one / batch.wall:.2f}x faster")
+        print(f"load average after: {load_average()}")
+        print()
+        print("| figure | measured | target |")
+        print("| --- | ---: | ---: |")
+        for name, target in TARGETS.items():
+            value = figures.get(name)
+            shown = "not measured" if value is None else f"{value:.2f}"
+            relation = ">=" if "speed-up" in name else "<="
+            print(f"| {name} | {shown} | {relation} {target:g} |")
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""The test of the hidden tests: every known mistake is caught in its own task, every variant keeps full marks."""
+
+from __future__ import annotations
+
+import pytest
+
+from autograder.assignment import available_assignments, load_assignment
+from autograder.audit import CAUGHT, FULL, judge, render_audit, run_audit, tasks_to_grade
+from autograder.mutation import Edit, Mutation, load_mutations
+from autograder.results import GradeReport, TaskResult
+
+
+def report(**scores: tuple[float, float]) -> GradeReport:
+    tasks = [TaskResult(task, task, got, full, "passed" if got == full else "failed", "") for task, (got, full) in
+             scores.items()]
+    return GradeReport("a", "s", sum(t.score for t in tasks), sum(t.max_score for t in tasks), tasks)
+
+
+MISTAKE = Mutation("m", "attention", "hint", (Edit("attention.py", "x", "y"),))
+VARIANT = Mutation("v", "", "", (Edit("attention.py", "x", "y"),))
+
+
+def test_a_mistake_is_caught_only_when_its_own_task_loses_points():
+    assert judge(MISTAKE, "mistake", report(attention=(3, 10), causal_mask=(4, 4))).verdict == CAUGHT
+    assert judge(MISTAKE, "mistake", report(attention=(10, 10), causal_mask=(4, 4))).verdict == "ESCAPED"
+    assert judge(MISTAKE, "mistake", report(attention=(3, 10), causal_mask=(0, 4))).verdict == "COLLATERAL"
+
+
+def test_a_variant_must_keep_every_point():
+    assert judge(VARIANT, "variant", report(attention=(10, 10))).verdict == FULL
+    assert judge(VARIANT, "variant", report(attention=(9.5, 10))).verdict == "WRONGLY PENALISED"
+
+
+def test_slow_tasks_are_graded_only_when_their_files_change():
+    assignment = load_assignment("assignment3")
+    chosen = tasks_to_grade(assignment, MISTAKE)
+    assert "tiny_gpt_training" not in chosen and "attention" in chosen and "kv_cache_bytes" in chosen
+    in_gpt = Mutation("g", "tiny_gpt_training", "", (Edit("tiny_gpt.py", "x", "y"),))
+    assert "tiny_gpt_training" in tasks_to_grade(assignment, in_gpt)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", available_assignments())
+def test_audit_catches_every_mistake_and_keeps_every_variant(name):
+    assignment = load_assignment(name)
+    mistakes, variants = load_mutations(assignment, "mistakes"), load_mutations(assignment, "variants")
+    assert len(mistakes) >= 15 and len(variants) >= 5
+    rows = run_audit(assignment, jobs=2)
+    table = render_audit(rows, 0.0)
+    print(table)
+    assert [row for row in rows if not row.ok] == [], table
+    diagnosed = sum(row.diagnosed for row in rows if row.kind == "mistake")
+    assert diagnosed >= len(mistakes) // 2, table

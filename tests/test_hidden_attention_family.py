@@ -1,0 +1,112 @@
+"""Fast in-process audit of the attention-family hidden checks, known mistakes and correct variants.
+
+Runs every probe of causal_mask, attention, head_split, multi_head_attention and transformer_block in this
+process (no sandbox, no substitution of ``uses``), the way the grader judges outputs: the reference must pass
+every check, each known mistake must fail a check of its own task, each correct variant must pass them all.
+The full sandboxed audit (other tasks unaffected, hints shown) is `grader`'s audit; this catches stale edits and
+broken checks in seconds.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from autograder.assignment import load_assignment
+from autograder.grading import compare_outputs, reset_torch_state
+from autograder.mutation import apply_mutation, load_mutations
+from autograder.probe import CheckFailed, Context, collect_checks, derive_seed
+from autograder.reference import load_package
+from autograder.tomlio import load_toml
+from autograder.transport import encode_outputs
+
+TASKS = ("causal_mask", "attention", "head_split", "multi_head_attention", "transformer_block")
+FAMILY_FILE = "attention_family.toml"
+_counter = itertools.count()
+
+ASSIGNMENT = load_assignment("assignment3")
+REFERENCE = load_package(ASSIGNMENT.reference, "_test_family_reference", ASSIGNMENT.modules)
+
+
+def _checks(task_id: str):
+    task = next(t for t in ASSIGNMENT.tasks if t.id == task_id)
+    namespace = {"__name__": f"_test_checks_{task_id}"}
+    exec(compile(task.checks.read_text(), str(task.checks), "exec"), namespace)
+    return [c for c in collect_checks(namespace) if c.task == task_id]
+
+
+CHECKS = {task: _checks(task) for task in TASKS}
+
+
+def _family(which: str):
+    """This family's mutations (the ones declared in attention_family.toml), in file order."""
+    folder = ASSIGNMENT.root / ("hidden/mistakes" if which == "mistakes" else "hidden/variants")
+    mine = {entry["id"] for entry in load_toml(folder / FAMILY_FILE).get("mutation", [])}
+    return [m for m in load_mutations(ASSIGNMENT, which) if m.id in mine]
+
+
+MISTAKES = _family("mistakes")
+VARIANTS = _family("variants")
+
+
+def _outputs(check, seed, package):
+    reset_torch_state(seed)
+    values, tensors = encode_outputs(check.probe(package, REFERENCE, Context(seed)))
+    return {k: tensors[v["ref"]] if v["kind"] == "tensor" else v.get("value") for k, v in values.items()}
+
+
+_EXPECTED: dict[str, dict] = {}
+
+
+def _passes(check, package) -> bool:
+    """Judge one check like the grader's _judge (an exception counts as a failure)."""
+    seed = derive_seed(ASSIGNMENT.seed, check.name)
+    if check.name not in _EXPECTED:
+        _EXPECTED[check.name] = _outputs(check, seed, REFERENCE)
+    expected = _EXPECTED[check.name]
+    try:
+        actual = _outputs(check, seed, package)
+    except Exception:  # noqa: BLE001 - the student's code raising is a failed check
+        return False
+    if check.compare_reference and compare_outputs(expected, actual, check.tolerance):
+        return False
+    if check.verify:
+        try:
+            if list(check.verify(actual, expected, Context(seed, reference=REFERENCE))):
+                return False
+        except CheckFailed:
+            return False
+    return True
+
+
+def _package(mutation, tmp_path: Path):
+    folder = apply_mutation(ASSIGNMENT.reference, mutation, tmp_path / mutation.id)
+    return load_package(folder, f"_test_family_{mutation.id}_{next(_counter)}", ASSIGNMENT.modules)
+
+
+def test_enough_mutations_with_hints():
+    assert len(MISTAKES) >= 22 and len(VARIANTS) >= 6
+    assert all(m.task in TASKS and m.hint and m.description for m in MISTAKES)
+    hints = [m.hint for m in MISTAKES]
+    assert len(set(hints)) == len(hints), "every mistake needs its own hint"
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_reference_passes_every_check(task):
+    failing = [c.name for c in CHECKS[task] if not _passes(c, REFERENCE)]
+    assert not failing
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=lambda m: m.id)
+def test_mistake_fails_its_task(mistake, tmp_path):
+    package = _package(mistake, tmp_path)
+    assert any(not _passes(c, package) for c in CHECKS[mistake.task]), f"{mistake.id} is not caught"
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda m: m.id)
+def test_variant_passes_everything(variant, tmp_path):
+    package = _package(variant, tmp_path)
+    failing = [c.name for task in TASKS for c in CHECKS[task] if not _passes(c, package)]
+    assert not failing, f"{variant.id} fails {failing}"

@@ -1,0 +1,315 @@
+"""``grader release``: the student release leaks nothing and runs ``grader check``; Gradescope and CI outputs work."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from autograder.assignment import Assignment, load_assignment
+from autograder.cli import main
+from autograder.quiz import load_key
+from autograder.release import FORBIDDEN_NAME_PARTS, ReleaseError, build_release, fill
+from autograder.template import BEGIN, END
+
+NBGRADER_MISSING = "nbgrader is not installed (pip install -e '.[instructor]'); CI installs it, so this runs there"
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real ``grader release assignment3 --no-verify`` output (built once for this module)."""
+    pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
+    out = tmp_path_factory.mktemp("release")
+    result = CliRunner().invoke(main, ["release", "assignment3", "--out", str(out), "--no-verify"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture
+def assignment_copy(tmp_path: Path, repo: Path) -> Assignment:
+    """assignment3 copied into a temporary tree (assignments/, reference_solutions/, student_template/)."""
+    for part in ("assignments", "reference_solutions", "student_template"):
+        shutil.copytree(repo / part / "assignment3", tmp_path / part / "assignment3",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    return load_assignment("assignment3", root=tmp_path / "assignments")
+
+
+def released_files(release: Path) -> dict[str, bytes]:
+    """Every file students get: the student folder, the student zip's members, the classroom repository."""
+    files = {}
+    for folder in (release / "assignment3-student", release / "github-classroom"):
+        for path in folder.rglob("*"):
+            if path.is_file():
+                files[path.relative_to(release).as_posix()] = path.read_bytes()
+    with zipfile.ZipFile(release / "assignment3-student.zip") as bundle:
+        for name in bundle.namelist():
+            files[f"zip:{name}"] = bundle.read(name)
+    return files
+
+
+def secret_solution_lines(assignment: Assignment) -> set[str]:
+    """Non-trivial lines of the reference's solution regions that occur nowhere outside them.
+
+    Lines of the public tests count as outside: they are published on purpose (``with torch.no_grad():``).
+    """
+    inside, outside = set(), set()
+    for path in assignment.reference.glob("*.py"):
+        in_region = False
+        for line in path.read_text().splitlines():
+            if line.strip() == BEGIN:
+                in_region = True
+            elif line.strip() == END:
+                in_region = False
+            else:
+                (inside if in_region else outside).add(line.strip())
+    for path in assignment.public_tests.rglob("*.py"):
+        outside.update(line.strip() for line in path.read_text().splitlines())
+    return {line for line in inside - outside if len(line) > 15}
+
+
+# -- the student release leaks nothing -----------------------------------------------------------------
+
+
+def test_no_released_file_name_hints_at_hidden_material(release: Path) -> None:
+    names = [name.lower() for name in released_files(release)]
+    assert names
+    for name in names:
+        assert not any(part in name for part in FORBIDDEN_NAME_PARTS), name
+
+
+def test_no_released_file_holds_a_solution_line(release: Path, assignment3: Assignment) -> None:
+    secrets = secret_solution_lines(assignment3)
+    assert len(secrets) > 50  # the scan is only as good as this list
+    for name, data in released_files(release).items():
+        lines = {line.strip() for line in data.decode("utf-8", errors="replace").splitlines()}
+        assert not secrets & lines, f"{name} holds solution lines: {sorted(secrets & lines)[:3]}"
+
+
+def test_no_released_file_holds_the_quiz_key(release: Path, assignment3: Assignment) -> None:
+    assert assignment3.quiz is not None
+    explanations = [" ".join(e["explanation"].split()) for e in load_key(assignment3.quiz).values()]
+    for name, data in released_files(release).items():
+        text = " ".join(data.decode("utf-8", errors="replace").split())
+        for explanation in explanations:
+            assert explanation[:80] not in text, name
+        if name.endswith("answers.toml"):
+            assert re.findall(r'^q\d+ = "(.*)"$', data.decode(), flags=re.M) == [""] * 16, name
+
+
+def test_student_release_holds_exactly_what_a_student_needs(release: Path, assignment3: Assignment) -> None:
+    student = release / "assignment3-student"
+    assert sorted(p.name for p in student.iterdir()) == ["README.md", "assignment3", "assignments", "autograder",
+                                                         "pyproject.toml"]
+    assert sorted(p.name for p in (student / "assignments").iterdir()) == ["assignment3"]
+    assignment_dir = student / "assignments" / "assignment3"
+    assert sorted(p.name for p in assignment_dir.iterdir()) == ["STUDENT_README.md", "assignment.toml",
+                                                                "public_tests", "quiz.toml"]
+    public = sorted(p.relative_to(assignment3.public_tests).as_posix() for p in assignment3.public_tests.rglob("*.py"))
+    assert sorted(p.relative_to(assignment_dir / "public_tests").as_posix()
+                  for p in (assignment_dir / "public_tests").rglob("*.py")) == public
+    for path in assignment3.template.iterdir():
+        if path.is_file():
+            assert (student / "assignment3" / path.name).read_bytes() == path.read_bytes(), path.name
+    assert "pip install -e ." in (student / "README.md").read_text()
+
+
+def test_student_zip_holds_the_student_folder(release: Path) -> None:
+    folder = release / "assignment3-student"
+    with zipfile.ZipFile(release / "assignment3-student.zip") as bundle:
+        members = {name: bundle.read(name) for name in bundle.namelist()}
+    expected = {f"assignment3-student/{p.relative_to(folder).as_posix()}": p.read_bytes()
+                for p in folder.rglob("*") if p.is_file()}
+    assert members == expected
+
+
+def _run_cli(release: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    student = release / "assignment3-student"
+    env = {k: v for k, v in os.environ.items() if k != "GRADER_ASSIGNMENTS"}
+    env.update(PYTHONPATH=str(student), PYTHONDONTWRITEBYTECODE="1")
+    return subprocess.run([sys.executable, "-m", "autograder.cli", *args], cwd=student, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_grader_check_runs_in_the_student_release(release: Path, assignment3: Assignment) -> None:
+    result = _run_cli(release, "check", "assignment3")
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "Traceback" not in output and "error:" not in output, output
+    assert str(release / "assignment3-student" / "assignment3") in output
+    for task in assignment3.tasks:
+        assert re.search(rf"^{task.id}\s+0/\d+\s+not implemented$", result.stdout, flags=re.M), output
+    assert "quiz: 0 of 16 answers well-formed" in result.stdout
+
+
+def test_grader_grade_in_the_student_release_says_it_needs_the_instructor_copy(release: Path) -> None:
+    result = _run_cli(release, "grade", "assignment3", "assignment3")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: ") and "instructor" in result.stderr
+
+
+# -- the Gradescope autograder -------------------------------------------------------------------------
+
+
+def _gradescope_layout(release: Path, root: Path, submission: Path | None) -> Path:
+    """Unpack the autograder like Gradescope does: /autograder/{source,submission,results}."""
+    with zipfile.ZipFile(release / "assignment3-gradescope.zip") as bundle:
+        bundle.extractall(root / "source")
+    for script in ("setup.sh", "run_autograder"):
+        os.chmod(root / "source" / script, 0o755)
+    (root / "results").mkdir()
+    if submission is None:
+        (root / "submission").mkdir()
+    else:
+        shutil.copytree(submission, root / "submission", ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def _run_autograder(root: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("GRADER_ASSIGNMENTS", "PYTHONPATH")}
+    env.update(GRADESCOPE_ROOT=str(root), GRADER_PYTHON=sys.executable)
+    result = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True,
+                            text=True, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+def test_gradescope_zip_has_the_scripts_at_its_root_and_the_hidden_material(release: Path) -> None:
+    with zipfile.ZipFile(release / "assignment3-gradescope.zip") as bundle:
+        infos = {info.filename: info for info in bundle.infolist()}
+        setup = bundle.read("setup.sh").decode()
+        run = bundle.read("run_autograder").decode()
+    for script in ("setup.sh", "run_autograder"):
+        assert (infos[script].external_attr >> 16) & 0o111, f"{script} is not executable"
+    for name in ("assignments/assignment3/hidden/quiz_key.toml", "reference_solutions/assignment3/attention.py",
+                 "autograder/grading.py", "pyproject.toml", "README.md"):
+        assert name in infos, name
+    assert any(name.startswith("assignments/assignment3/hidden/checks/") for name in infos)
+    assert not any("__pycache__" in name or name.startswith("student_template") for name in infos)
+    assert "torch==2.13.0" in setup and "--index-url https://download.pytorch.org/whl/cpu" in setup
+    assert "grade \"assignment3\"" in run and "--format gradescope" in run
+    assert "@@" not in setup + run
+
+
+@pytest.mark.parametrize("script", ["setup.sh", "run_autograder"])
+def test_gradescope_scripts_are_valid_bash(release: Path, tmp_path: Path, script: str) -> None:
+    with zipfile.ZipFile(release / "assignment3-gradescope.zip") as bundle:
+        (tmp_path / script).write_bytes(bundle.read(script))
+    subprocess.run(["bash", "-n", str(tmp_path / script)], check=True)
+
+
+def test_run_autograder_reports_an_ungradable_submission_as_a_zero_with_the_reason(release: Path,
+                                                                                   tmp_path: Path) -> None:
+    root = _gradescope_layout(release, tmp_path / "autograder", None)
+    (root / "submission" / "notes.txt").write_text("I forgot my code")
+    results = _run_autograder(root)
+    assert results["score"] == 0
+    assert "could not be graded" in results["output"] and "assignment3" in results["output"]
+
+
+@pytest.mark.slow
+def test_run_autograder_gives_the_reference_full_marks_and_the_template_zero(release: Path, tmp_path: Path,
+                                                                             assignment3: Assignment) -> None:
+    reference = _run_autograder(_gradescope_layout(release, tmp_path / "ref", assignment3.reference))
+    problems = [f"{t['name']}: {t['score']}/{t['max_score']}: {t['output'][:200]}" for t in reference["tests"]
+                if t["score"] < t["max_score"]]
+    assert reference["score"] == assignment3.max_score == 100, problems
+    template = _run_autograder(_gradescope_layout(release, tmp_path / "template", assignment3.template))
+    assert template["score"] == 0
+    assert len(template["tests"]) == len(assignment3.task_ids)
+
+
+# -- the GitHub Classroom workflow ---------------------------------------------------------------------
+
+
+def _workflow(release: Path) -> dict:
+    return yaml.safe_load((release / "github-classroom" / ".github" / "workflows" / "grade.yml").read_text())
+
+
+def test_classroom_repository_is_the_student_release_plus_the_workflow(release: Path) -> None:
+    classroom = release / "github-classroom"
+    student = release / "assignment3-student"
+    extra = {p.relative_to(classroom).as_posix() for p in classroom.rglob("*") if p.is_file()} - {
+        p.relative_to(student).as_posix() for p in student.rglob("*") if p.is_file()}
+    assert extra == {".github/workflows/grade.yml"}
+
+
+def test_workflow_grades_with_a_json_report_and_writes_a_summary(release: Path) -> None:
+    workflow = _workflow(release)
+    steps = workflow["jobs"]["grade"]["steps"]
+    scripts = "\n".join(step.get("run", "") for step in steps)
+    assert "grader grade assignment3" in scripts and "--format json --output grade.json" in scripts
+    assert "$GITHUB_STEP_SUMMARY" in scripts
+    assert "torch==2.13.0" in scripts and "pip install -e" in scripts
+    assert "@@" not in (release / "github-classroom" / ".github" / "workflows" / "grade.yml").read_text()
+
+
+def test_workflow_summary_script_renders_a_markdown_table(release: Path, tmp_path: Path) -> None:
+    scripts = "\n".join(step.get("run", "") for step in _workflow(release)["jobs"]["grade"]["steps"])
+    embedded = re.search(r"<<'PYTHON'\n(.*?)\nPYTHON\n", scripts, flags=re.S)
+    assert embedded, "the summary script is not embedded in the workflow"
+    script = tmp_path / "summary.py"
+    script.write_text(embedded.group(1))
+    report = {"assignment": "assignment3", "score": 14.5, "max_score": 100, "notes": ["missing file: x.py"],
+              "tasks": [{"title": "Causal mask", "score": 4, "max_score": 4, "status": "passed",
+                         "feedback": "all 3 checks passed"},
+                        {"title": "Attention", "score": 10.5, "max_score": 10, "status": "failed",
+                         "feedback": "a | b\nsecond line"}]}
+    (tmp_path / "grade.json").write_text(json.dumps(report))
+    result = subprocess.run([sys.executable, str(script), str(tmp_path / "grade.json")], capture_output=True,
+                            text=True, check=True)
+    assert result.stdout.startswith("## assignment3: 14.5 / 100\n")
+    assert "| Causal mask | 4 / 4 | passed | all 3 checks passed |" in result.stdout
+    assert "| Attention | 10.5 / 10 | failed | a \\| b second line |" in result.stdout
+    assert "- missing file: x.py" in result.stdout
+
+
+def test_release_readme_documents_the_classroom_limit(release: Path) -> None:
+    readme = " ".join((release / "README.md").read_text().split())
+    assert "Tests in a student's repository are visible to that student" in readme
+    assert "Gradescope or in a central grading job" in readme
+    workflow = (release / "github-classroom" / ".github" / "workflows" / "grade.yml").read_text()
+    assert "LIMIT" in workflow
+
+
+# -- refusals ------------------------------------------------------------------------------------------
+
+
+def test_release_refuses_a_drifted_template(assignment_copy: Assignment, tmp_path: Path) -> None:
+    pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
+    target = assignment_copy.template / "positions.py"
+    target.write_text(target.read_text().replace("raise NotImplementedError()", "pass"))
+    with pytest.raises(ReleaseError, match=r"positions\.py differs.*grader template assignment3"):
+        build_release(assignment_copy, tmp_path / "out")
+    assert not (tmp_path / "out" / "assignment3-student").exists()
+
+
+def test_release_refuses_a_template_that_leaks_a_solution(assignment_copy: Assignment, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
+    import autograder.release as release_module
+
+    real = release_module.check_releasable
+
+    def leaky(assignment: Assignment) -> dict[str, bytes]:
+        files = real(assignment)
+        files["positions.py"] += b"\n    table[:, 0::2] = torch.sin(angles)\n"
+        return files
+
+    monkeypatch.setattr(release_module, "check_releasable", leaky)
+    with pytest.raises(ReleaseError, match=r"would leak: assignment3/positions\.py: holds the solution line"):
+        build_release(assignment_copy, tmp_path / "out")
+
+
+def test_fill_refuses_an_unknown_placeholder() -> None:
+    with pytest.raises(ReleaseError, match="no value for @@"):
+        fill("setup.sh", {"ASSIGNMENT": "assignment3"})

@@ -1,0 +1,201 @@
+"""``grader verify``: the real assignment passes; each failure mode is detected and listed."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from autograder.assignment import Assignment, load_assignment
+from autograder.cli import main
+from autograder.results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, GradeReport, TaskResult
+from autograder.verify import (
+    Finding,
+    Verification,
+    check_quiz_key,
+    check_reference_report,
+    check_template_current,
+    check_template_report,
+    render_verification,
+    verify_assignment,
+)
+
+NBGRADER_MISSING = "nbgrader is not installed (pip install -e '.[instructor]'); CI installs it, so this runs there"
+
+
+@pytest.fixture
+def assignment_copy(tmp_path: Path, repo: Path) -> Assignment:
+    """assignment3 copied into a temporary tree (assignments/, reference_solutions/, student_template/)."""
+    for part in ("assignments", "reference_solutions", "student_template"):
+        shutil.copytree(repo / part / "assignment3", tmp_path / part / "assignment3",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    return load_assignment("assignment3", root=tmp_path / "assignments")
+
+
+# -- the real thing ------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_verify_passes_on_assignment3(assignment3: Assignment) -> None:
+    pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
+    verification = verify_assignment(assignment3)
+    assert verification.ok, render_verification(verification)
+    assert [f.name for f in verification.findings] == ["quiz key", "student template",
+                                                       "reference scores full marks", "template scores 0"]
+
+
+# -- the quiz key --------------------------------------------------------------------------------------
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_the_key_of_assignment3_is_sound(assignment3: Assignment) -> None:
+    finding = check_quiz_key(assignment3)
+    assert finding.ok, finding.details
+
+
+def test_a_key_missing_a_question_is_reported(assignment_copy: Assignment) -> None:
+    assert assignment_copy.quiz is not None
+    key = assignment_copy.quiz.key_file
+    text = key.read_text()
+    start = text.index("[q7]")
+    key.write_text(text[:start] + text[text.index("[q8]"):])
+    finding = check_quiz_key(assignment_copy)
+    assert not finding.ok
+    assert "q7 has no answer in the key" in finding.details
+
+
+def test_a_key_answer_that_is_not_an_option_is_reported(assignment_copy: Assignment) -> None:
+    assert assignment_copy.quiz is not None
+    _edit(assignment_copy.quiz.key_file, '[q3]\nanswer = "a"', '[q3]\nanswer = "e"')
+    finding = check_quiz_key(assignment_copy)
+    assert not finding.ok
+    assert any(d.startswith("q3: key answer 'e' is not an option") for d in finding.details)
+
+
+def test_a_key_entry_for_no_question_is_reported(assignment_copy: Assignment) -> None:
+    assert assignment_copy.quiz is not None
+    key = assignment_copy.quiz.key_file
+    key.write_text(key.read_text() + '\n[q17]\nanswer = "a"\n')
+    assert "q17 is in the key but is not a question" in check_quiz_key(assignment_copy).details
+
+
+def test_reference_answers_disagreeing_with_the_key_are_reported(assignment_copy: Assignment) -> None:
+    _edit(assignment_copy.reference / "answers.toml", 'q5 = "b"', 'q5 = "c"')
+    finding = check_quiz_key(assignment_copy)
+    assert not finding.ok
+    assert "reference answers: q5 is 'c', the key says 'b'" in finding.details
+
+
+def test_a_missing_key_is_reported_not_raised(assignment_copy: Assignment) -> None:
+    assert assignment_copy.quiz is not None
+    assignment_copy.quiz.key_file.unlink()
+    finding = check_quiz_key(assignment_copy)
+    assert not finding.ok and "quiz key is not part of this installation" in finding.details[0]
+
+
+# -- the committed template ----------------------------------------------------------------------------
+
+
+def test_a_drifted_template_is_reported(assignment_copy: Assignment) -> None:
+    pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
+    assert check_template_current(assignment_copy).ok
+    _edit(assignment_copy.template / "kv_cache.py", "raise NotImplementedError()", "return tokens")
+    (assignment_copy.template / "helpers.py").write_text("x = 1\n")
+    (assignment_copy.template / "positions.py").unlink()
+    finding = check_template_current(assignment_copy)
+    assert not finding.ok
+    joined = "\n".join(finding.details)
+    assert "kv_cache.py differs from a fresh generation" in joined
+    assert "helpers.py is not part of the template" in joined
+    assert "positions.py is missing" in joined
+    assert "grader template assignment3" in joined
+
+
+def test_a_reference_edited_outside_its_solutions_drifts_the_template(assignment_copy: Assignment) -> None:
+    pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
+    _edit(assignment_copy.reference / "positions.py", "Fixed sinusoidal position vectors.", "Positions.")
+    finding = check_template_current(assignment_copy)
+    assert not finding.ok and "positions.py differs" in finding.details[0]
+
+
+# -- the gradings --------------------------------------------------------------------------------------
+
+
+def _task(task_id: str, score: float, max_score: float, status: str) -> TaskResult:
+    return TaskResult(task_id, task_id, score, max_score, status, f"{status} feedback")
+
+
+def _report(tasks: list[TaskResult], notes: list[str] | None = None) -> GradeReport:
+    return GradeReport("assignment3", "x", sum(t.score for t in tasks), sum(t.max_score for t in tasks), tasks,
+                       notes=notes or [])
+
+
+def test_a_reference_below_full_marks_fails_and_names_the_task() -> None:
+    finding = check_reference_report(_report([_task("causal_mask", 4, 4, PASSED), _task("attention", 7.5, 10, FAILED)]))
+    assert not finding.ok
+    assert finding.details[0] == "scored 11.5 / 14 in 0 s"
+    assert finding.details[1] == "attention: 7.5 / 10 (failed): failed feedback"
+    assert check_reference_report(_report([_task("causal_mask", 4, 4, PASSED)])).ok
+
+
+def test_a_reference_with_notes_fails() -> None:
+    finding = check_reference_report(_report([_task("causal_mask", 4, 4, PASSED)], ["missing file: answers.toml"]))
+    assert not finding.ok and "note: missing file: answers.toml" in finding.details
+
+
+def test_a_template_task_that_is_not_not_implemented_fails(assignment3: Assignment) -> None:
+    tasks = [_task(t.id, 0, t.points, NOT_IMPLEMENTED) for t in assignment3.tasks] + [_task("quiz", 0, 16, FAILED)]
+    assert check_template_report(_report(tasks), assignment3).ok
+    tasks[1] = _task(tasks[1].id, 0, tasks[1].max_score, ERROR)
+    finding = check_template_report(_report(tasks, ["attention.py could not be imported: SyntaxError"]),
+                                    assignment3)
+    assert not finding.ok
+    assert f"{tasks[1].id}: status error, expected not_implemented (error feedback)" in finding.details
+    assert "note: attention.py could not be imported: SyntaxError" in finding.details
+
+
+def test_a_template_that_scores_fails(assignment3: Assignment) -> None:
+    tasks = [_task(t.id, 0, t.points, NOT_IMPLEMENTED) for t in assignment3.tasks] + [_task("quiz", 1, 16, FAILED)]
+    finding = check_template_report(_report(tasks), assignment3)
+    assert not finding.ok and "quiz: scores 1, expected 0" in finding.details
+
+
+# -- the command ---------------------------------------------------------------------------------------
+
+
+def test_grader_verify_exits_non_zero_with_the_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    import autograder.verify as verify_module
+
+    failing = Verification("assignment3", [Finding("quiz key", True, ["16 questions"]),
+                                           Finding("template scores 0", False, ["attention: status error"])])
+    monkeypatch.setattr(verify_module, "verify_assignment", lambda assignment: failing)
+    result = CliRunner().invoke(main, ["verify", "assignment3"])
+    assert result.exit_code == 1
+    assert "  FAIL  template scores 0\n          attention: status error\n" in result.output
+    assert "verify failed: 1 of 2 checks did not hold" in result.output
+
+
+def test_grader_release_stops_when_verify_fails(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import autograder.verify as verify_module
+
+    failing = Verification("assignment3", [Finding("reference scores full marks", False, ["scored 90 / 100"])])
+    monkeypatch.setattr(verify_module, "verify_assignment", lambda assignment: failing)
+    result = CliRunner().invoke(main, ["release", "assignment3", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 1
+    assert "release not built" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_grader_verify_reports_missing_hidden_checks_as_a_problem(assignment_copy: Assignment) -> None:
+    pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
+    shutil.rmtree(assignment_copy.root / "hidden" / "checks")
+    verification = verify_assignment(assignment_copy)
+    assert not verification.ok
+    assert any(p.startswith("grading: hidden checks for task") for p in verification.problems)
