@@ -7,6 +7,7 @@ import json
 import math
 import multiprocessing
 import os
+import shutil
 import signal
 import statistics
 import time
@@ -399,7 +400,8 @@ def _worker_main(conn: Connection, assignment: Assignment, factory: GraderFactor
         conn.send({"kind": "fatal", "message": _one_line(exc)})
         return
     try:
-        conn.send({"kind": "ready", "pid": os.getpid()})
+        scratch = getattr(grader, "scratch", None)
+        conn.send({"kind": "ready", "pid": os.getpid(), "scratch": str(scratch) if scratch else None})
         while True:
             try:
                 job = conn.recv()
@@ -523,6 +525,15 @@ class _Worker:
         self.ready = False
         self.job: Job | None = None
         self.deadline = math.inf
+        self.scratch: str | None = None
+
+    def kill(self) -> None:
+        """Kill the worker and its process tree, and remove the grader's scratch folder it can no longer clean."""
+        if self.process.exitcode is None:  # not reaped yet, so the pid is still this worker's
+            kill_tree(self.process.pid)
+            self.process.join(5)
+        if self.scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
     def assign(self, job: Job, timeout: float) -> None:
         self.conn.send(job)
@@ -536,8 +547,7 @@ class _Worker:
             pass
         self.process.join(wait_seconds)
         if self.process.is_alive():
-            kill_tree(self.process.pid)
-            self.process.join(5)
+            self.kill()
         self.conn.close()
 
 
@@ -616,8 +626,7 @@ class WorkerPool:
             return False
         if worker.job is not None and time.monotonic() > worker.deadline:
             job = worker.job
-            kill_tree(worker.process.pid)
-            worker.process.join(5)
+            worker.kill()
             worker.job = None
             on_result(job, Outcome(ERROR, max_score=self.assignment.max_score,
                                    message=f"grading took longer than {self.timeout:g} s and was stopped",
@@ -632,6 +641,7 @@ class WorkerPool:
             raise GraderError(f"the grading workers cannot start: {message.get('message')}")
         if kind == "ready":
             worker.ready = True
+            worker.scratch = message.get("scratch") if isinstance(message.get("scratch"), str) else None
             if worker.job is not None:  # its first job starts now
                 worker.deadline = time.monotonic() + self.timeout
         elif kind == "result" and worker.job is not None:
@@ -641,8 +651,7 @@ class WorkerPool:
     def _buried(self, worker: _Worker, queue: deque[Job], on_result: Callable[[Job, Outcome], None]) -> None:
         worker.process.join(5)
         code = worker.process.exitcode
-        if code is None:
-            kill_tree(worker.process.pid)
+        worker.kill()
         worker.conn.close()
         how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         if not worker.ready:

@@ -292,7 +292,7 @@ class Grader:
             failures += compare_outputs(expected, actual, check.tolerance)
         if expected and not actual:  # e.g. a worker whose output encoding was tampered with: never vacuous
             failures.append(f"no outputs came back (expected {', '.join(sorted(expected)[:3])})")
-        if check.verify and not failures:
+        if check.verify:
             try:
                 verify_context = Context(seed, self.assets, reference=self.reference)
                 failures += [str(m) for m in check.verify(actual, expected, verify_context)]

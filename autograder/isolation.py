@@ -29,8 +29,8 @@ import ctypes
 import ctypes.util
 import os
 import platform
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 TIERS = ("rlimits", "landlock", "namespaces", "uid")
 TIER_HELP = {
@@ -354,6 +354,8 @@ def boot() -> None:
                 pass
         except OSError as exc:
             note = f"no PID namespace for the worker: {exc}"
-    from autograder.worker import main  # imports torch: only now, in the (single-threaded) zygote
+    from autograder.worker import (
+        main,  # imports torch: only now, in the (single-threaded) zygote
+    )
 
     sys.exit(main(config, pidns=pidns, note=note))

@@ -136,7 +136,7 @@ class Context:
         torch.manual_seed(self.seed + offset)
 
     def init_module(self, module: torch.nn.Module, scale: float = 0.5) -> torch.nn.Module:
-        """Overwrite every parameter and float buffer of ``module`` with seeded, distinct, non-trivial values.
+        """Overwrite every parameter of ``module`` with seeded, distinct, non-trivial values.
 
         LayerNorm weights become ``1 + noise`` and biases noise, so a reused or missing norm cannot hide
         behind the default weight 1 and bias 0. Each parameter's values are drawn from its own name's seed, so

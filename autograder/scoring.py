@@ -53,4 +53,5 @@ def _feedback(status: str, checks: list[CheckResult]) -> str:
         return "not implemented (the function still raises NotImplementedError)"
     first = next(c for c in checks if not c.passed)
     summary = f"{passed} of {len(checks)} checks passed; first problem: {first.description}: {first.message}"
-    return summary + (f" Hint: {first.hint}" if first.hint else "")
+    hint = first.hint or next((c.hint for c in checks if c.hint), "")
+    return summary + (f" Hint: {hint}" if hint else "")

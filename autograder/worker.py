@@ -1,28 +1,29 @@
-"""The untrusted side: a pre-imported zygote forks one sandboxed process tree per job to run probes on student code.
+"""The untrusted side: a pre-imported zygote forks one sandboxed process per job to run probes on student code.
 
-Run by ``autograder.sandbox`` as ``python -I`` (no user site, no environment variables, no current folder on the
-path). The zygote imports torch once and never runs student code. At start it reads a configuration line, tries
+Started by ``autograder.sandbox`` as ``python -I`` (no user site, no environment variables, no current folder on the
+path) through ``autograder.isolation.boot``, which makes the zygote PID 1 of its own PID namespace where the kernel
+allows it. The zygote imports torch once and never runs student code. At start it reads a configuration line, tries
 each isolation feature in a throw-away trial job and reports the features that work (``autograder.isolation``
-names the tiers). Then, for each job read from stdin, it forks:
+names the tiers). Then, for each job read from stdin, it forks one process that
 
-* a *leader* (trusted, outside the job's namespaces): new session, new namespaces, forks the job's init and waits
-  for it, reporting its pid and exit status to the zygote through a pipe;
-* the job's *init* (PID 1 of a new PID namespace where available): reads the job's payload file, opens its output
-  files, hides the grader's files (mounts) and restricts itself (separate user, capabilities dropped, Landlock,
-  rlimits) *before* any student code runs; then imports the student's package (the reference substituted for what
-  the task builds on), runs the probes and writes plain results (JSON lines plus safetensors files).
+* reads the job's private payload file, opens its output files, enters new mount, network, IPC and UTS namespaces,
+  hides the grader's files and other private places behind empty mounts, drops to a separate user (root) or drops
+  every capability, restricts itself with Landlock and applies rlimits -- all *before* any student code runs;
+* imports the student's package (the reference substituted for what the task builds on), runs the probes and
+  writes plain results (JSON lines plus safetensors files).
 
-When the init exits, the kernel kills everything left in its PID namespace; without namespaces the zygote, a child
-subreaper, kills what is left. If a sandbox feature that the trial found working fails for a real job, the job
-fails closed: no student code runs.
+When the job ends, or when the grader sends ``kill`` (wall-clock limit), the zygote kills every other process in
+its PID namespace with ``kill(-1)``; without a PID namespace it is a child subreaper and kills what is left of the
+job's tree. If a sandbox feature that the trial found working fails for a real job, the job fails closed: no
+student code runs.
 """
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.abc
 import importlib.util
-import errno
 import io
 import json
 import marshal
@@ -520,6 +521,7 @@ def _enter_sandbox(job: dict[str, Any], plan: Plan, limits: dict[str, int]) -> s
         isolation.drop_capabilities()
     isolation.prctl(isolation.PR_SET_NO_NEW_PRIVS, 1)
     _prctl_quietly(isolation.PR_SET_DUMPABLE, 1)  # our own /proc/self stays readable to us
+    _prctl_quietly(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)  # again: changing the user cleared it
     if "landlock" in plan.features:
         read = plan.keep + list(SYSTEM_READ) + list(PROC_READ) + [workdir]
         isolation.landlock_restrict(read=read, write=[tmp], devices=DEVICES, abi=plan.abi)
@@ -618,7 +620,6 @@ class _ImportBlocker(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
         if fullname.startswith(BLOCKED_TOP_LEVEL):
             raise ImportError(f"importing {fullname!r} is not allowed in graded code")
-        return None
 
 
 class _CodeLoader(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -660,13 +661,13 @@ def _reset_torch_state(seed: int) -> None:
     torch.set_grad_enabled(True)
     torch.set_num_threads(1)
     torch.manual_seed(seed)
-    stack = torch.overrides._get_current_function_mode_stack()  # noqa: SLF001 - no public API to clear it
+    stack = torch.overrides._get_current_function_mode_stack()
     for _ in stack:
-        torch._C._pop_torch_function_stack()  # noqa: SLF001
-    from torch.utils import _python_dispatch  # noqa: PLC0415
+        torch._C._pop_torch_function_stack()
+    from torch.utils import _python_dispatch
 
-    for _ in _python_dispatch._get_current_dispatch_mode_stack():  # noqa: SLF001
-        torch._C._pop_torch_dispatch_stack()  # noqa: SLF001
+    for _ in _python_dispatch._get_current_dispatch_mode_stack():
+        torch._C._pop_torch_dispatch_stack()
 
 
 class _Placeholder:

@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -182,6 +183,7 @@ def batch_figures(db: Path) -> dict[str, float]:
         "grading seconds": sum(r[0] for r in graded),
         "check seconds": sum(r[1] for r in graded),
         "worker rss": max((r[2] or 0.0) for r in rows) if rows else 0.0,
+        "median ratio": statistics.median(r[0] / r[1] for r in graded if r[1]) if any(r[1] for r in graded) else 0.0,
     }
 
 
@@ -231,7 +233,8 @@ def main() -> None:
         overhead = stats["grading seconds"] / stats["check seconds"] if stats["check seconds"] else float("nan")
         batch_overhead = batch.wall * args.jobs / stats["check seconds"] if stats["check seconds"] else float("nan")
         print(f"overhead: grading seconds {stats['grading seconds']:.1f} / check seconds {stats['check seconds']:.1f} "
-              f"= {overhead:.2f}x per submission; whole batch (wall x jobs / check seconds) {batch_overhead:.2f}x")
+              f"= {overhead:.2f}x over all submissions (median per submission {stats['median ratio']:.2f}x: a warm "
+              f"worker); whole batch (wall x jobs / check seconds) {batch_overhead:.2f}x")
         figures["overhead"] = overhead
 
         if not args.skip_naive:

@@ -27,7 +27,7 @@ from autograder.grading import Grader, compare_outputs, reset_torch_state
 from autograder.mutation import apply_mutation, load_mutations
 from autograder.probe import CheckFailed, Context, collect_checks, derive_seed
 from autograder.quiz import load_key, load_questions, read_answers
-from autograder.reference import load_package
+from autograder.reference import load_package, prune_reference
 from autograder.results import NOT_IMPLEMENTED, PASSED
 from autograder.transport import decode_outputs, encode_outputs
 from autograder.verify import check_quiz_key
@@ -71,6 +71,15 @@ def test_uses_point_at_reference_definitions_of_other_tasks():
             assert hasattr(getattr(REFERENCE, module), name), qualified
             owner = ASSIGNMENT.owner_of(qualified)
             assert owner is not None and owner.id != task.id, qualified
+
+
+def test_no_task_finds_the_reference_of_its_own_code_in_the_worker():
+    """The pruned reference (what a task uses, and what that needs) never holds the task's own functions."""
+    for task in ASSIGNMENT.tasks:
+        pruned = prune_reference(ASSIGNMENT.reference, ASSIGNMENT.modules, task.uses)
+        defined = {node.name for source in pruned.values() for node in ast.parse(source).body
+                   if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+        assert not defined & {q.split(".")[1] for q in task.functions}, task.id
 
 
 def test_every_code_task_has_public_tests_and_every_marker_names_a_task():
@@ -224,6 +233,7 @@ def test_reference_passes_every_check(task):
     assert [c.name for c in CHECKS[task] if not _passes(c, REFERENCE)] == []
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # e.g. a mistake's x.T on a batch
 @pytest.mark.parametrize("mistake", MISTAKES, ids=lambda m: m.id)
 def test_mistake_fails_a_check_of_its_task(mistake, tmp_path):
     package = _package(mistake, tmp_path)

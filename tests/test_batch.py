@@ -200,8 +200,8 @@ def test_digest_matches_prepare_submission(tmp_path: Path) -> None:
 
 
 def test_csv_safe() -> None:
-    assert [csv_safe(v) for v in ("=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx", "alice", 3.5, None)] == \
-        ["'=1+1", "'+1", "'-1", "'@SUM(A1)", "'\tx", "'\rx", "alice", "3.5", ""]
+    assert [csv_safe(v) for v in ("=1+1", "+A1", "-A1", "@SUM(A1)", "\tx", "\rx", "alice", 3.5, None)] == \
+        ["'=1+1", "'+A1", "'-A1", "'@SUM(A1)", "'\tx", "'\rx", "alice", "3.5", ""]
 
 
 def test_progress_prints_plain_lines_when_not_a_terminal() -> None:

@@ -251,7 +251,7 @@ class MultiHeadCausalAttention(nn.Module):
         ### END SOLUTION
 
 
-def copy_stacked_to_split(stacked: MultiHeadCausalAttentionStacked, split: MultiHeadCausalAttention) -> None:
+def copy_stacked_to_split(stacked: "MultiHeadCausalAttentionStacked", split: "MultiHeadCausalAttention") -> None:
     """Copy a stacked layer's weights into a split one, so that both compute the same function.
 
     Head h's W_q weight (head_dim rows) becomes rows h * head_dim .. (h + 1) * head_dim - 1 of split.W_q's

@@ -241,6 +241,8 @@ def _reference_model(ctx, state, heads):
     if package is None:
         raise CheckFailed("the grader could not evaluate the trained weights (no reference model is available "
                           "to the verifier); please report this to the course staff")
+    if type(heads) is not int:
+        raise CheckFailed("the model train returned has no attention layer with a number of heads")
     tokens = state.get("tokens.weight")
     if type(tokens) is not torch.Tensor or tokens.dim() != 2:
         raise CheckFailed("the trained model has no token embedding `tokens.weight` of shape (vocab, dim)")
@@ -262,6 +264,8 @@ def _learnt(student, reference, ctx):
     count = student.get("number of losses")
     if count != TRAIN_STEPS:
         yield f"train(steps={TRAIN_STEPS}) must return one loss per step, got {count}"
+    elif not student.get("every loss is a Python float"):
+        yield "train must return each step's loss as a Python float (use loss.item())"
     elif not student.get("every loss is finite"):
         yield "some training losses are NaN or infinite"
     state = {key[len("state."):]: value for key, value in student.items() if key.startswith("state.")}
@@ -290,6 +294,7 @@ def train_learns(impl, ref, ctx):
     attn = getattr(blocks[0], "attn", None) if blocks is not None and len(blocks) else None
     outputs = state_dict_outputs(model)
     outputs["number of losses"] = len(losses)
+    outputs["every loss is a Python float"] = all(isinstance(x, float) for x in losses)
     outputs["every loss is finite"] = all(isinstance(x, float) and math.isfinite(x) for x in losses)
     outputs["heads"] = int(getattr(attn, "heads", 4))
     return outputs

@@ -1,0 +1,342 @@
+"""The sandbox itself: tiers, fallbacks, limits, tree kills, no state across jobs, untrusted job files, CSV safety."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder import isolation
+from autograder.safety import csv_safe
+from autograder.sandbox import (
+    MARKER_VARIABLE,
+    IsolationError,
+    Limits,
+    Zygote,
+    _read_plain,
+    _sanitize,
+    new_scratch,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+CHECKS = '''
+import os, sys, tempfile
+import torch
+from autograder.probe import check
+
+
+@check("t", weight=1)
+def pollute(impl, ref, ctx):
+    torch.set_default_dtype(torch.float64)
+    torch.manual_seed(123)
+    torch.set_num_threads(2)
+    torch.set_grad_enabled(False)
+    torch.add = lambda *args, **kwargs: "patched"
+    impl.mod.SHARED.append("polluted")
+    os.environ["POLLUTED"] = "1"
+    for folder in (tempfile.gettempdir(), os.path.expanduser("~"), os.getcwd()):
+        try:
+            open(os.path.join(folder, "left-behind"), "w").close()
+        except OSError:
+            pass
+    return {"done": True}
+
+
+@check("t", weight=1)
+def observe(impl, ref, ctx):
+    leftovers = [f for f in (tempfile.gettempdir(), os.path.expanduser("~"), os.getcwd())
+                 if os.path.exists(os.path.join(f, "left-behind"))]
+    return {"dtype": str(torch.get_default_dtype()), "random": float(torch.rand(1)), "threads": torch.get_num_threads(),
+            "grad": torch.is_grad_enabled(), "add": torch.add is torch._C._VariableFunctions.add or
+            torch.add.__name__ == "add", "shared": len(impl.mod.SHARED), "env": os.environ.get("POLLUTED", ""),
+            "files": ",".join(leftovers)}
+
+
+@check("t", weight=1)
+def sleepy_daemon(impl, ref, ctx):
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            import time
+            time.sleep(120)
+        os._exit(0)
+    import time
+    time.sleep(120)
+
+
+@check("t", weight=1)
+def chatty(impl, ref, ctx):
+    for _ in range(1000):
+        print("x" * 1000)
+    return {"ok": True}
+
+
+@check("t", weight=1)
+def snoop(impl, ref, ctx):
+    found = {}
+    for path in PATHS:
+        try:
+            with open(path, "rb") as handle:
+                found[path] = "read " + str(len(handle.read()))
+        except OSError as exc:
+            found[path] = type(exc).__name__
+    return found
+'''
+
+
+def make_package(root: Path) -> Path:
+    work = root / "work"
+    (work / "pkg").mkdir(parents=True)
+    (work / "pkg" / "__init__.py").write_text("")
+    (work / "pkg" / "mod.py").write_text("SHARED = []\n")
+    return work
+
+
+def run(zygote: Zygote, work: Path, check: str, scratch: Path, seconds: float = 30, **job):
+    job_dir = scratch / f"job-{time.monotonic_ns()}"
+    job_dir.mkdir()
+    checks = CHECKS.replace("PATHS", repr(job.pop("paths", [])))
+    spec = {"package": "pkg", "workdir": str(work), "checks_source": checks, "checks": [{"name": check, "seed": 7}]}
+    return zygote.run(spec | job, Limits(wall_seconds=seconds, cpu_seconds=int(seconds) + 5), job_dir, 4096)
+
+
+def values(result) -> dict:
+    record = result.records[0]
+    assert record["status"] == "ok", record
+    return {k: v.get("value") for k, v in record["values"].items()}
+
+
+def marked(marker: str) -> list[int]:
+    needle = f"{MARKER_VARIABLE}={marker}".encode()
+    found = []
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as handle:
+                if needle in handle.read().split(b"\0"):
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+@pytest.fixture(scope="module")
+def scratch():
+    folder = new_scratch()
+    yield folder
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def zygote(scratch):
+    worker = Zygote(scratch / "zygote")
+    worker.start()
+    yield worker
+    worker.close()
+
+
+@pytest.fixture(scope="module")
+def work(scratch):
+    return make_package(scratch / "package")
+
+
+# ----------------------------------------------------------------------------------------------------------
+
+def test_tiers_are_cumulative():
+    assert isolation.tier_of([]) == "none"
+    assert isolation.tier_of(["rlimits", "namespaces", "uid"]) == "rlimits"  # no Landlock: only the first tier
+    assert isolation.tier_of(["rlimits", "landlock", "namespaces"]) == "namespaces"
+    assert isolation.meets(["rlimits", "landlock", "namespaces", "uid"], "uid")
+    assert not isolation.meets(["rlimits", "landlock", "uid"], "namespaces")
+    with pytest.raises(ValueError):
+        isolation.meets(["rlimits"], "bubblewrap")
+
+
+def test_isolation_is_detected_and_described(zygote):
+    summary = zygote.isolation
+    assert summary["tier"] in isolation.TIERS
+    assert "rlimits" in summary["features"]
+    assert summary["tier"] == isolation.tier_of(summary["features"])
+    if os.geteuid() == 0 and isolation.landlock_abi() >= 1:
+        assert summary["tier"] in ("uid", "namespaces", "landlock"), summary
+
+
+def test_no_state_leaks_from_one_job_to_the_next(zygote, work, scratch):
+    assert values(run(zygote, work, "t.pollute", scratch)) == {"done": True}
+    seen = values(run(zygote, work, "t.observe", scratch))
+    fresh = values(run(zygote, work, "t.observe", scratch))
+    assert seen == fresh  # the same seed gives the same draw: the global generator was reset too
+    assert seen["dtype"] == "torch.float32"
+    assert seen["threads"] == 1 and seen["grad"] is True and seen["add"] is True
+    assert seen["shared"] == 0 and seen["env"] == ""
+    if {"landlock", "namespaces"} & set(zygote.isolation["features"]):
+        assert seen["files"] == ""  # a private temporary folder per job
+
+
+def test_a_timeout_kills_the_job_with_its_detached_daemon(zygote, work, scratch):
+    started = time.monotonic()
+    result = run(zygote, work, "t.sleepy_daemon", scratch, seconds=2)
+    assert result.timed_out and time.monotonic() - started < 15
+    assert set(marked(zygote.marker)) <= {zygote.process.pid} | set(_children(zygote.process.pid))
+    assert values(run(zygote, work, "t.chatty", scratch)) == {"ok": True}  # the same worker goes on
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                if int(handle.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry))
+        except OSError:
+            pass
+    return found
+
+
+def test_printed_output_is_captured_and_cut(zygote, work, scratch):
+    result = run(zygote, work, "t.chatty", scratch)
+    assert result.output_truncated and len(result.output) == 4096
+    assert (result.job_dir / "output.txt").stat().st_size <= 300 * 1024
+
+
+def test_the_job_cannot_read_the_grader_or_instructor_files(zygote, work, scratch):
+    if not {"landlock", "namespaces"} & set(zygote.isolation["features"]):
+        pytest.skip("the rlimits tier does not hide files")
+    secrets = [str(REPO / "autograder" / "grading.py"), str(REPO / "assignments" / "assignment3" / "assignment.toml"),
+               str(REPO / "reference_solutions" / "assignment3" / "attention.py")]
+    found = values(run(zygote, work, "t.snoop", scratch, paths=secrets))
+    assert all(not outcome.startswith("read") for outcome in found.values()), found
+
+
+def test_job_overhead_is_small(zygote, work, scratch):
+    setups = [run(zygote, work, "t.chatty", scratch).setup_seconds for _ in range(8)]
+    assert statistics.median(setups) < 0.5, setups  # typically 5-30 ms; generous for loaded CI machines
+
+
+@pytest.mark.parametrize("tier", isolation.TIERS)
+def test_every_weaker_tier_still_grades(tier, zygote, work, scratch):
+    if not isolation.meets(zygote.isolation["features"], tier):
+        pytest.skip(f"tier {tier} is not available here")
+    worker = Zygote(scratch / f"zygote-{tier}", max_isolation=tier)
+    try:
+        worker.start()
+        assert worker.isolation["tier"] == tier
+        assert values(run(worker, work, "t.chatty", scratch)) == {"ok": True}
+    finally:
+        worker.close()
+
+
+def test_a_required_tier_that_is_missing_refuses_to_run_anything(scratch, work):
+    worker = Zygote(scratch / "zygote-weak", max_isolation="rlimits", required="landlock")
+    try:
+        with pytest.raises(IsolationError, match="'landlock' is required"):
+            run(worker, work, "t.chatty", scratch)
+    finally:
+        worker.close()
+
+
+def test_the_worker_dies_with_a_killed_grader(tmp_path):
+    script = textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {str(REPO)!r})
+        from pathlib import Path
+        from autograder.sandbox import Zygote, Limits, new_scratch
+        scratch = new_scratch()
+        (scratch / "w" / "pkg").mkdir(parents=True)
+        (scratch / "w" / "pkg" / "__init__.py").write_text("")
+        (scratch / "j").mkdir()
+        checks = "from autograder.probe import check\\n@check('t')\\ndef nap(impl, ref, ctx):\\n    import time\\n    time.sleep(300)\\n"
+        zygote = Zygote(scratch / "z")
+        zygote.start()
+        zygote.isolation
+        print(zygote.marker, flush=True)
+        zygote.run({{"package": "pkg", "workdir": str(scratch / "w"), "checks_source": checks,
+                     "checks": [{{"name": "t.nap", "seed": 1}}]}}, Limits(300, 300), scratch / "j", 100)
+    """)
+    grader = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    marker = grader.stdout.readline().strip()
+    assert marker
+    time.sleep(1.5)  # the job is running now
+    assert len(marked(marker)) >= 2
+    grader.send_signal(signal.SIGKILL)
+    grader.wait()
+    deadline = time.monotonic() + 10
+    while marked(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert marked(marker) == []
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Untrusted job files
+# ----------------------------------------------------------------------------------------------------------
+
+def test_links_fifos_and_folders_in_a_job_folder_are_removed_before_reading(tmp_path):
+    (tmp_path / "secret").write_text("root only")
+    (tmp_path / "job").mkdir()
+    job = tmp_path / "job"
+    (job / "results.jsonl").symlink_to(tmp_path / "secret")
+    os.mkfifo(job / "output.txt")
+    os.link(tmp_path / "secret", job / "check_0.safetensors")
+    (job / "extra").mkdir()
+    (job / "fine.txt").write_text("ok")
+    _sanitize(job)
+    assert sorted(p.name for p in job.iterdir()) == ["fine.txt"]
+
+
+def test_reading_a_job_file_never_follows_links_or_blocks(tmp_path):
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "target").write_text("x")
+    (tmp_path / "link").symlink_to(tmp_path / "target")
+    assert _read_plain(tmp_path / "fifo", 10) is None
+    assert _read_plain(tmp_path / "link", 10) is None
+    assert _read_plain(tmp_path / "target", 10) == (b"x", 1)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# CSV
+# ----------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, safe", [
+    ("=HYPERLINK(\"http://evil\")", "'=HYPERLINK(\"http://evil\")"),
+    ("+1+cmd|' /C calc'!A0", "'+1+cmd|' /C calc'!A0"),
+    ("-2+3", "'-2+3"),
+    ("@SUM(A1:A2)", "'@SUM(A1:A2)"),
+    ("\t=1", "'\t=1"),
+    ("\r=1", "'\r=1"),
+    ("  =1", "'  =1"),
+    ("\u200b=1", "'\u200b=1"),
+    ("\uff1d1+1", "'\uff1d1+1"),
+    ("s1234567", "s1234567"),
+    ("Ada Lovelace", "Ada Lovelace"),
+    ("-3.5", "-3.5"),
+    ("+4", "+4"),
+    ("1e-3", "1e-3"),
+    ("", ""),
+    (None, ""),
+    (12, "12"),
+])
+def test_csv_safe_defuses_formulas_and_keeps_numbers(text, safe):
+    assert csv_safe(text) == safe
+
+
+def test_csv_safe_cells_survive_a_csv_round_trip(tmp_path):
+    import csv
+
+    rows = [["=1+1", "feedback: -boom", "@x"], ["s1", "fine", "-1"]]
+    path = tmp_path / "grades.csv"
+    with open(path, "w", newline="") as handle:
+        csv.writer(handle).writerows([[csv_safe(c) for c in row] for row in rows])
+    with open(path, newline="") as handle:
+        read = list(csv.reader(handle))
+    assert all(not cell.startswith(("=", "+", "-", "@")) or cell == "-1" for row in read for cell in row)
+    assert json.dumps(read)
