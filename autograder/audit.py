@@ -12,6 +12,7 @@ from pathlib import Path
 from .assignment import Assignment
 from .grading import Grader
 from .mutation import Mutation, apply_mutation, load_mutations
+from .reference import module_imports
 from .results import PASSED, GradeReport
 
 CAUGHT, ESCAPED, COLLATERAL, FULL, PENALISED, BROKEN = (
@@ -36,13 +37,17 @@ class AuditRow:
 
 
 def tasks_to_grade(assignment: Assignment, mutation: Mutation) -> set[str]:
-    """Tasks worth grading for a mutation: its target, every task in an edited file, every task not marked slow.
+    """Tasks a mutation can affect: its target, and every task whose modules are or import an edited file.
 
-    Since a task is graded with the reference substituted for what it builds on, a slow task can change only
-    when one of its own files changes.
+    A task in a module that neither is nor imports an edited file runs exactly the reference's code, so
+    grading it would only cost time. Tasks in importing modules are graded (and slow ones when their own
+    file changes): a dependency the manifest forgot to declare in ``uses`` shows up there as collateral.
     """
     edited = {edit.file.removesuffix(".py") for edit in mutation.edits}
-    chosen = {t.id for t in assignment.tasks if not t.slow or edited & set(t.modules)}
+    imports = module_imports(assignment.reference, assignment.modules)
+    reached = {m for m in assignment.modules if m in edited or imports[m] & edited}
+    chosen = {t.id for t in assignment.tasks
+              if (set(t.modules) & edited) or (not t.slow and set(t.modules) & reached)}
     if mutation.task and mutation.task in {t.id for t in assignment.tasks}:
         chosen.add(mutation.task)
     return chosen

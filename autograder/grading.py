@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import itertools
 import platform
 import queue
@@ -66,6 +67,7 @@ class Grader:
         self.check_sources = {task.id: task.checks.read_text() for task in assignment.tasks}
         self.pruned = {task.id: prune_reference(assignment.reference, assignment.modules, task.uses)
                        for task in assignment.tasks}
+        _refuse_own_reference(assignment, self.pruned)
         self.assets = _load_assets(assignment.root / "hidden" / "assets")
         self.mistakes = [m for m in load_mutations(assignment, "mistakes") if m.diagnose and m.hint]
         self._mistake_packages: dict[str, Any] = {}
@@ -345,6 +347,17 @@ class Grader:
         correct = sum(a.correct for a in graded)
         result.feedback = f"{correct} of {len(graded)} answers correct" + (f"; {problem}" if problem else "")
         return result
+
+
+def _refuse_own_reference(assignment: Assignment, pruned: dict[str, dict[str, str]]) -> None:
+    """A task's worker must never hold the reference of the task's own functions."""
+    for task in assignment.tasks:
+        for qualified in task.functions:
+            module, name = qualified.split(".", 1)
+            tree = ast.parse(pruned[task.id].get(module, ""))
+            if any(getattr(node, "name", None) == name for node in tree.body):
+                raise AssignmentError(f"task {task.id!r}: what it uses pulls in the reference {qualified}; "
+                                      "the task would be graded against itself")
 
 
 def compare_outputs(expected: dict[str, Any], actual: dict[str, Any], tolerance: str) -> list[str]:

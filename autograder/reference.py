@@ -54,7 +54,39 @@ def _top_level_names(node: ast.stmt) -> list[str]:
 
 
 def _referenced_names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    """Names a definition uses at run time; annotations are skipped (a type hint must not pull a class in)."""
+    names: set[str] = set()
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.Name):
+            names.add(current.id)
+        for field, value in ast.iter_fields(current):
+            if field in ("annotation", "returns"):
+                continue
+            children = value if isinstance(value, list) else [value]
+            pending.extend(child for child in children if isinstance(child, ast.AST))
+    return names
+
+
+def module_imports(folder: Path, modules: tuple[str, ...]) -> dict[str, set[str]]:
+    """For each module of a package, the sibling modules it imports, directly or through others."""
+    direct = {m: set() for m in modules}
+    for module in modules:
+        tree = ast.parse((folder / f"{module}.py").read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module in direct:
+                direct[module].add(node.module)
+    closure = {}
+    for module in modules:
+        seen, pending = set(), list(direct[module])
+        while pending:
+            current = pending.pop()
+            if current not in seen:
+                seen.add(current)
+                pending.extend(direct[current])
+        closure[module] = seen
+    return closure
 
 
 class _ModuleIndex:

@@ -399,13 +399,20 @@ def _make_trial_dirs() -> Path:
 
 
 def _samples(folders: list[Path]) -> list[str]:
-    """A few files inside the protected folders, for the trials to check they are really unreadable."""
+    """A file directly inside (or one level below) each protected folder, for the trials to check it is hidden."""
     samples = []
     for folder in folders:
-        if folder.is_dir():
-            for path in sorted(folder.rglob("*.py"))[:1] or sorted(folder.rglob("*.toml"))[:1]:
-                samples.append(str(path.resolve()))
-    return samples
+        if not folder.is_dir():
+            continue
+        try:
+            entries = sorted(folder.iterdir())
+            candidates = [p for p in entries if p.is_file()] or [
+                q for p in entries if p.is_dir() and not p.name.startswith(".") for q in sorted(p.iterdir())
+                if q.is_file()]
+        except OSError:
+            continue
+        samples += [str(p.resolve()) for p in candidates[:1]]
+    return sorted(set(samples))
 
 
 def _sanitize(job_dir: Path) -> None:

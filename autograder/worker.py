@@ -580,7 +580,8 @@ def _trial_checks(plan: Plan, job: dict[str, Any], tmp: str, results: Any) -> No
             handle.write(b"x" * 1000)
         sys.path.insert(0, job["workdir"])
         importlib.import_module("trialpkg.mod")
-        samples = plan.config.get("protected_samples", [])
+        samples = [s for s in plan.config.get("protected_samples", [])
+                   if not any(isolation._inside(s, kept) for kept in plan.keep)]
         if plan.namespaces:
             assert os.getppid() == 1, "the zygote is not PID 1 of its own PID namespace"
             if "landlock" not in plan.features:

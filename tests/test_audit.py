@@ -31,10 +31,11 @@ def test_a_variant_must_keep_every_point():
     assert judge(VARIANT, "variant", report(attention=(9.5, 10))).verdict == "WRONGLY PENALISED"
 
 
-def test_slow_tasks_are_graded_only_when_their_files_change():
+def test_tasks_are_graded_when_their_files_are_or_import_an_edited_file():
     assignment = load_assignment("assignment3")
     chosen = tasks_to_grade(assignment, MISTAKE)
     assert "tiny_gpt_training" not in chosen and "attention" in chosen and "kv_cache_bytes" in chosen
+    assert "tiny_gpt" in chosen and "sinusoidal_positions" not in chosen  # tiny_gpt.py imports attention.py
     in_gpt = Mutation("g", "tiny_gpt_training", "", (Edit("tiny_gpt.py", "x", "y"),))
     assert "tiny_gpt_training" in tasks_to_grade(assignment, in_gpt)
 

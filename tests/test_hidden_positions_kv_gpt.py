@@ -35,7 +35,7 @@ def assets(assignment3: Assignment) -> dict[str, bytes]:
 def _checks(assignment3: Assignment, task: str) -> dict[str, Any]:
     path = assignment3.root / "hidden" / "checks" / f"{task}.py"
     namespace: dict[str, Any] = {"__name__": f"_test_checks_{task}"}
-    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    exec(compile(path.read_text(), str(path), "exec"), namespace)  # noqa: S102 - as the grader loads checks
     return {c.name.split(".", 1)[1]: c for c in collect_checks(namespace)}
 
 
@@ -76,7 +76,9 @@ def test_mutations_apply_and_cover_the_tasks(assignment3: Assignment, tmp_path: 
                 if m.id in (root / "variants" / MISTAKES_FILE).read_text()]
     assert len(variants) >= 5
     for mutation in mine + variants:
-        apply_mutation(assignment3.reference, mutation, tmp_path / mutation.id)  # raises if an edit went stale
+        folder = apply_mutation(assignment3.reference, mutation, tmp_path / mutation.id)  # raises if stale
+        for path in folder.glob("*.py"):
+            compile(path.read_text(), f"{mutation.id}/{path.name}", "exec")  # an edit must not break the syntax
 
 
 def test_trained_asset_loads_and_predicts_every_progression(reference: Any, assets: dict[str, bytes]) -> None:

@@ -6,8 +6,8 @@ other graded task keeps full marks. For every case the grader also returns a val
 leaves no process running, and the grader's own files stay unchanged. Cases whose outcome depends on an isolation
 feature (``requires``) are skipped, with the reason, where the sandbox here lacks it (see docs/SECURITY.md).
 
-The suite grades with its own small checks (tests/hostile/checks/) and short time limits so it runs in well
-under a minute; the real hidden checks are exercised by the CLI test at the end.
+The suite grades with its own small checks (tests/hostile/checks/) and short time limits, so it takes about a
+minute on two cores; the real hidden checks are exercised by the CLI tests at the end.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ REPO = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent / "hostile"
 CASES = sorted((HERE / "cases").glob("*.toml"))
 CANARY = "hostile-canary-" + secrets.token_hex(16)  # exists in this process's memory only
-SUITE_TIMEOUT = 4.0  # seconds per check for every task of the suite
+SUITE_TIMEOUT = 6.0  # seconds per check for every task of the suite
 CASE_SECONDS = 45.0  # a whole case, timeouts included, on a loaded 2-core machine
 GUARDED = ("reference_solutions", "assignments")
 
@@ -398,7 +398,8 @@ def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 240) ->
 
 
 def test_cli_report_survives_a_daemon_and_nothing_is_left_running(tmp_path):
-    case = tomllib.loads((HERE / "cases" / "daemon_outlives_grading.toml").read_text())
+    text = (HERE / "cases" / "daemon_outlives_grading.toml").read_text()
+    case = tomllib.loads(text.replace("300.456", "300.654"))  # its own marker: other tests may run in parallel
     submission = build(case, tmp_path / "submission", {})
     report_path = Path(tempfile.gettempdir()) / f"hostile-report-{secrets.token_hex(8)}.json"
     try:
@@ -411,7 +412,7 @@ def test_cli_report_survives_a_daemon_and_nothing_is_left_running(tmp_path):
         time.sleep(3.5)
         assert report_path.read_text() == written
         leftovers = [p for p in os.listdir("/proc") if p.isdigit()
-                     and b"300.456" in _read(f"/proc/{p}/cmdline") and b"pytest" not in _read(f"/proc/{p}/cmdline")]
+                     and b"300.654" in _read(f"/proc/{p}/cmdline") and b"pytest" not in _read(f"/proc/{p}/cmdline")]
         assert leftovers == []
     finally:
         report_path.unlink(missing_ok=True)

@@ -44,3 +44,18 @@ def test_the_closure_follows_relative_imports():
 
 def test_nothing_used_means_no_reference_at_all():
     assert prune_reference(ASSIGNMENT.reference, ASSIGNMENT.modules, ()) == {}
+
+
+def test_type_hints_do_not_pull_a_class_in(tmp_path):
+    (tmp_path / "m.py").write_text(
+        "class Graded:\n    pass\n\n\n"
+        "def helper(layer: Graded, n: int = 1) -> Graded:\n    return layer\n\n\n"
+        "total: Graded = None\n"
+    )
+    pruned = prune_reference(tmp_path, ("m",), ("m.helper",))
+    assert defined_names(pruned["m"]) == {"helper"}
+
+
+def test_a_used_name_still_pulls_its_class_in(tmp_path):
+    (tmp_path / "m.py").write_text("class Graded:\n    pass\n\n\ndef build():\n    return Graded()\n")
+    assert defined_names(prune_reference(tmp_path, ("m",), ("m.build",))["m"]) == {"build", "Graded"}

@@ -7,8 +7,7 @@ initialisation, so anything the helper forgets to copy (out_proj, a bias, a head
 
 import torch
 
-from autograder.probe import check
-from autograder.probe import state_dict_outputs
+from autograder.probe import check, state_dict_outputs
 
 CONFIGS = [  # (d_in, d_out, context_length, n_heads, bias)
     (6, 12, 8, 3, False),

@@ -6,6 +6,7 @@ The value checks accept a float holding a whole number (the type is graded once,
 
 from autograder.probe import check
 
+
 def _number(size):
     """A whole-number float counts as its int here; returns_int grades the type."""
     return int(size) if type(size) is float and size.is_integer() else size
