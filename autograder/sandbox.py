@@ -204,6 +204,9 @@ class Zygote:
         if not message or not message.get("ready") or not isinstance(message.get("isolation"), dict):
             raise WorkerDied("the zygote did not start")
         self._isolation = message["isolation"]
+        if self._trial_root is not None:  # the trials are over: nothing needs their folders any more
+            shutil.rmtree(self._trial_root, ignore_errors=True)
+            self._trial_root = None
         self._check_required()
 
     def _check_required(self) -> None:

@@ -102,7 +102,7 @@ def test_the_example_submission_gets_hints_for_its_mistakes(grader, repo, assign
     by_id = {t.id: t for t in report.tasks}
     assert by_id["attention"].score < by_id["attention"].max_score
     assert by_id["transformer_block"].score < by_id["transformer_block"].max_score
-    assert by_id["kv_cache_bytes"].score == 0
+    assert by_id["kv_cache_bytes"].score < by_id["kv_cache_bytes"].max_score
     assert by_id["multi_head_attention"].status == PASSED  # graded with the reference attention
     assert by_id["quiz"].score == 13
 
