@@ -29,6 +29,7 @@ class Task:
         timeout: Wall-clock seconds allowed per check.
         slow: Whether grading the task is expensive (e.g. trains a model); the audit grades it only when
             a mutation edits its files.
+        assets: Files of ``hidden/assets/`` its checks read through ``ctx.assets``.
     """
 
     id: str
@@ -39,6 +40,7 @@ class Task:
     checks: Path | None = None
     timeout: float = 20.0
     slow: bool = False
+    assets: tuple[str, ...] = ()
 
     @property
     def modules(self) -> tuple[str, ...]:
@@ -203,6 +205,7 @@ def _build_task(folder: Path, raw: dict) -> Task:
         checks=(folder / raw["checks"]).resolve(),
         timeout=float(raw.get("timeout", 20.0)),
         slow=bool(raw.get("slow", False)),
+        assets=tuple(raw.get("assets", ())),
     )
 
 

@@ -12,6 +12,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import torch
@@ -69,6 +70,10 @@ class Grader:
                        for task in assignment.tasks}
         _refuse_own_reference(assignment, self.pruned)
         self.assets = _load_assets(assignment.root / "hidden" / "assets")
+        for task in assignment.tasks:
+            missing = [name for name in task.assets if name not in self.assets]
+            if missing:
+                raise AssignmentError(f"task {task.id!r} needs assets {missing} missing from hidden/assets/")
         self.mistakes = [m for m in load_mutations(assignment, "mistakes") if m.diagnose and m.hint]
         self._mistake_packages: dict[str, Any] = {}
         self._expected: dict[str, dict[str, Any]] = {}
@@ -245,7 +250,7 @@ class Grader:
             "reference_sources": self.pruned[task.id],
             "uses": list(task.uses),
             "broken_modules": broken,
-            "assets": {name: data.hex() for name, data in self.assets.items()},
+            "assets": {name: self.assets[name].hex() for name in task.assets},
             "checks": [{"name": check.name, "seed": seed}],
         })
         result = self._run(job, task.timeout)
@@ -288,16 +293,18 @@ class Grader:
         return decode_outputs(values, save_safetensors(tensors) if tensors else None)
 
     def _judge(self, check: Check, seed: int, actual: dict[str, Any], result: CheckResult) -> CheckResult:
-        expected = self.expected_outputs(check, seed) if (check.compare_reference or check.verify) else None
+        expected = self.expected_outputs(check, seed) if check.compare_reference else None
         failures: list[str] = []
-        if check.compare_reference and expected is not None:
+        if expected is not None:
             failures += compare_outputs(expected, actual, check.tolerance)
-        if expected and not actual:  # e.g. a worker whose output encoding was tampered with: never vacuous
-            failures.append(f"no outputs came back (expected {', '.join(sorted(expected)[:3])})")
+        if not actual:  # e.g. a worker whose output encoding was tampered with: never vacuous
+            failures.append("no outputs came back")
         if check.verify:
             try:
                 verify_context = Context(seed, self.assets, reference=self.reference)
-                failures += [str(m) for m in check.verify(actual, expected, verify_context)]
+                reference_view = expected if expected is not None else _LazyOutputs(
+                    lambda: self.expected_outputs(check, seed))
+                failures += [str(m) for m in check.verify(actual, reference_view, verify_context)]
             except CheckFailed as exc:
                 failures.append(str(exc))
             except Exception as exc:  # noqa: BLE001 - malformed student outputs can trip a verifier
@@ -347,6 +354,28 @@ class Grader:
         correct = sum(a.correct for a in graded)
         result.feedback = f"{correct} of {len(graded)} answers correct" + (f"; {problem}" if problem else "")
         return result
+
+
+class _LazyOutputs(Mapping):
+    """The reference's outputs, computed only if a verifier reads them (some verifiers never do)."""
+
+    def __init__(self, compute: Callable[[], dict[str, Any]]) -> None:
+        self._compute = compute
+        self._values: dict[str, Any] | None = None
+
+    def _loaded(self) -> dict[str, Any]:
+        if self._values is None:
+            self._values = self._compute()
+        return self._values
+
+    def __getitem__(self, key: str) -> Any:
+        return self._loaded()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded())
+
+    def __len__(self) -> int:
+        return len(self._loaded())
 
 
 def _refuse_own_reference(assignment: Assignment, pruned: dict[str, dict[str, str]]) -> None:

@@ -202,6 +202,7 @@ def main(config: dict[str, Any] | None = None, pidns: bool = False, note: str = 
     if note:
         plan.notes["namespaces"] = note
     plan.detect()
+    _warm_up()
     channel.write(json.dumps({"ready": True, "isolation": plan.summary()}) + "\n")
     while True:
         line = _STDIN.readline()
@@ -215,6 +216,15 @@ def main(config: dict[str, Any] | None = None, pidns: bool = False, note: str = 
             channel.write(json.dumps(message) + "\n")
 
         report(_run_one(job, plan, report=report, deadline=None))
+
+
+def _warm_up() -> None:
+    """Pay torch's lazy imports here once (the first optimizer step imports torch._dynamo, seconds) rather than
+    in every forked job; touches no random state."""
+    parameter = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.AdamW([parameter], lr=0.1)
+    (parameter * 2).sum().backward()
+    optimizer.step()
 
 
 def _prctl_quietly(option: int, value: int) -> None:
