@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from autograder.assignment import Assignment, load_assignment
+from autograder.assignment import Assignment, available_assignments, load_assignment
 from autograder.cli import main
 from autograder.results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, GradeReport, TaskResult
 from autograder.verify import (
@@ -38,9 +38,10 @@ def assignment_copy(tmp_path: Path, repo: Path) -> Assignment:
 
 
 @pytest.mark.slow
-def test_verify_passes_on_assignment3(assignment3: Assignment) -> None:
+@pytest.mark.parametrize("name", available_assignments())
+def test_verify_passes_on_every_assignment(name: str) -> None:
     pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
-    verification = verify_assignment(assignment3)
+    verification = verify_assignment(load_assignment(name))
     assert verification.ok, render_verification(verification)
     assert [f.name for f in verification.findings] == ["quiz key", "student template",
                                                        "reference scores full marks", "template scores 0"]
