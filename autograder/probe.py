@@ -173,3 +173,17 @@ def rows_counter(module: torch.nn.Module) -> dict[str, int]:
 
     module.register_forward_pre_hook(hook)
     return counts
+
+
+def raised(call: Callable[[], Any]) -> str:
+    """The name of the exception ``call()`` raises, or ``"no exception"``.
+
+    NotImplementedError propagates, so a stub still counts as not implemented rather than "raised an error".
+    """
+    try:
+        call()
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the exception's type is the output
+        return type(exc).__name__
+    return "no exception"

@@ -10,7 +10,7 @@ next to their sum, whatever random numbers the layer draws (see causal_self_atte
 
 import torch
 
-from autograder.probe import check
+from autograder.probe import check, raised
 
 SHAPES = [  # (d_in, d_out, context_length, n_heads, batch, n, bias)
     (6, 12, 8, 3, 2, 5, False),
@@ -32,16 +32,6 @@ def _layer(impl, ctx, d_in, d_out, context_length, n_heads, dropout=0.0, bias=Fa
     layer = impl.modules.MultiHeadCausalAttention(d_in, d_out, context_length, n_heads, dropout=dropout, bias=bias)
     return ctx.init_module(layer, scale=scale)
 
-
-def _raised(call):
-    """The name of the exception call() raises, or 'no exception' (NotImplementedError propagates)."""
-    try:
-        call()
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - the exception's type is the output
-        return type(exc).__name__
-    return "no exception"
 
 
 @check("multi_head_split", weight=3,
@@ -254,10 +244,10 @@ def structure(impl, ref, ctx):
 def errors(impl, ref, ctx):
     ctx.seed_torch()
     build = impl.modules.MultiHeadCausalAttention
-    outputs = {f"exception for MultiHeadCausalAttention(4, {d_out}, 6, {n_heads})": _raised(
+    outputs = {f"exception for MultiHeadCausalAttention(4, {d_out}, 6, {n_heads})": raised(
         lambda: build(4, d_out, 6, n_heads)) for d_out, n_heads in ((10, 4), (9, 2))}
     layer = _layer(impl, ctx, 3, 4, 5, 2)
     longer = ctx.randn(2, 6, 3)
-    outputs["exception for MultiHeadCausalAttention(3, 4, 5, 2)(x of shape (2, 6, 3))"] = _raised(
+    outputs["exception for MultiHeadCausalAttention(3, 4, 5, 2)(x of shape (2, 6, 3))"] = raised(
         lambda: layer(longer))
     return outputs

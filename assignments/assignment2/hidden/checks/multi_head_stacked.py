@@ -7,7 +7,7 @@ ctx.seed_torch(), then ctx.init_module gives it seeded, distinct weights (by par
 
 import torch
 
-from autograder.probe import check
+from autograder.probe import check, raised
 
 SHAPES = [  # (d_in, d_out, context_length, n_heads, batch, n, bias)
     (6, 12, 8, 3, 2, 5, False),
@@ -25,16 +25,6 @@ def _layer(impl, ctx, d_in, d_out, context_length, n_heads, dropout=0.0, bias=Fa
                                                         bias=bias)
     return ctx.init_module(layer, scale=INIT_SCALE)
 
-
-def _raised(call):
-    """The name of the exception call() raises, or 'no exception' (NotImplementedError propagates)."""
-    try:
-        call()
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - the exception's type is the output
-        return type(exc).__name__
-    return "no exception"
 
 
 @check("multi_head_stacked", weight=3,
@@ -126,5 +116,5 @@ def structure(impl, ref, ctx):
 def errors(impl, ref, ctx):
     ctx.seed_torch()
     build = impl.modules.MultiHeadCausalAttentionStacked
-    return {f"exception for MultiHeadCausalAttentionStacked(4, {d_out}, 6, {n_heads})": _raised(
+    return {f"exception for MultiHeadCausalAttentionStacked(4, {d_out}, 6, {n_heads})": raised(
         lambda: build(4, d_out, 6, n_heads)) for d_out, n_heads in ((10, 4), (9, 2))}

@@ -6,7 +6,7 @@ a wide query, so a transposed product or a sum over the wrong axis cannot pass b
 
 import numpy as np
 
-from autograder.probe import check
+from autograder.probe import check, raised
 
 SHAPES = [(5, 4), (1, 3), (9, 16), (7, 7), (3, 11)]  # (n encoder states, d features)
 
@@ -15,16 +15,6 @@ def _array(ctx, *shape, scale=1.0):
     """A float64 NumPy array of seeded normal values (times scale)."""
     return ctx.randn(*shape, scale=scale).double().numpy()
 
-
-def _raised(call):
-    """The name of the exception call() raises, or 'no exception' (NotImplementedError propagates)."""
-    try:
-        call()
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - the exception's type is the output
-        return type(exc).__name__
-    return "no exception"
 
 
 @check("soft_attention", weight=1, description="the notes' example: q = (0.9, 0.1, 0.8) over h1, h2, h3 "
@@ -76,10 +66,10 @@ def weighted_average(impl, ref, ctx):
 def errors(impl, ref, ctx):
     soft_attention = impl.numpy_attention.soft_attention
     return {
-        "exception for query (3,), encoder_states (2, 4, 3)": _raised(
+        "exception for query (3,), encoder_states (2, 4, 3)": raised(
             lambda: soft_attention(_array(ctx, 3), _array(ctx, 2, 4, 3))),
-        "exception for query (2, 3), encoder_states (4, 3)": _raised(
+        "exception for query (2, 3), encoder_states (4, 3)": raised(
             lambda: soft_attention(_array(ctx, 2, 3), _array(ctx, 4, 3))),
-        "exception for query (4,), encoder_states (5, 3)": _raised(
+        "exception for query (4,), encoder_states (5, 3)": raised(
             lambda: soft_attention(_array(ctx, 4), _array(ctx, 5, 3))),
     }

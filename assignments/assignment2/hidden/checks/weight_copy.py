@@ -7,7 +7,7 @@ initialisation, so anything the helper forgets to copy (out_proj, a bias, a head
 
 import torch
 
-from autograder.probe import check, state_dict_outputs
+from autograder.probe import check, raised, state_dict_outputs
 
 CONFIGS = [  # (d_in, d_out, context_length, n_heads, bias)
     (6, 12, 8, 3, False),
@@ -27,16 +27,6 @@ def _pair(impl, ctx, d_in, d_out, context_length, n_heads, bias):
     split = impl.modules.MultiHeadCausalAttention(d_in, d_out, context_length, n_heads, dropout=0.1, bias=bias)
     return stacked, split
 
-
-def _raised(call):
-    """The name of the exception call() raises, or 'no exception' (NotImplementedError propagates)."""
-    try:
-        call()
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - the exception's type is the output
-        return type(exc).__name__
-    return "no exception"
 
 
 def _label(d_in, d_out, context_length, n_heads, bias):
@@ -106,7 +96,7 @@ def errors(impl, ref, ctx):
     _, narrower_input = _pair(impl, ctx, 5, 12, 8, 3, False)
     copy = impl.modules.copy_stacked_to_split
     return {
-        "exception for 3 stacked heads into 4 split heads (same d_in, d_out)": _raised(
+        "exception for 3 stacked heads into 4 split heads (same d_in, d_out)": raised(
             lambda: copy(stacked, four_heads)),
-        "exception for stacked d_in=6 into split d_in=5": _raised(lambda: copy(stacked, narrower_input)),
+        "exception for stacked d_in=6 into split d_in=5": raised(lambda: copy(stacked, narrower_input)),
     }

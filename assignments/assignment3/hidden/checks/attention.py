@@ -6,7 +6,7 @@ d_k differing from heads * d_k, a single query, odd lengths.
 
 import torch
 
-from autograder.probe import check
+from autograder.probe import check, raised
 
 SHAPES = [  # (batch, heads, n, m, d_k, d_v)
     (3, 4, 7, 10, 8, 6),
@@ -24,16 +24,6 @@ def _inputs(ctx, batch, heads, n, m, d_k, d_v):
 def _label(q, k, v):
     return f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
 
-
-def _raised(call):
-    """The name of the exception call() raises, or 'no exception' (NotImplementedError propagates)."""
-    try:
-        call()
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - the exception's type is the output
-        return type(exc).__name__
-    return "no exception"
 
 
 @check("attention", weight=1, description="causal=False (the default) on square inputs: no mask is applied")
@@ -137,6 +127,6 @@ def causal_rejects_n_ne_m(impl, ref, ctx):
     outputs = {}
     for n, m in ((4, 6), (1, 3)):
         q, k, v = _inputs(ctx, 2, 2, n, m, 4, 4)
-        outputs[f"exception for causal=True with n={n} queries, m={m} keys"] = _raised(
+        outputs[f"exception for causal=True with n={n} queries, m={m} keys"] = raised(
             lambda: impl.attention.scaled_dot_product_attention(q, k, v, causal=True))
     return outputs

@@ -6,7 +6,7 @@ one head of size 1, so a split without the transpose or an interleaved split can
 
 import torch
 
-from autograder.probe import check
+from autograder.probe import check, raised
 
 SPLIT_SHAPES = [  # (batch, n, dim, heads)
     (2, 5, 12, 3),
@@ -21,16 +21,6 @@ MERGE_SHAPES = [  # (batch, heads, n, d)
     (1, 5, 3, 1),
 ]
 
-
-def _raised(call):
-    """The name of the exception call() raises, or 'no exception' (NotImplementedError propagates)."""
-    try:
-        call()
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - the exception's type is the output
-        return type(exc).__name__
-    return "no exception"
 
 
 @check("head_split", weight=2, tolerance="exact",
@@ -99,6 +89,6 @@ def split_rejects_bad_heads(impl, ref, ctx):
     outputs = {}
     for dim, heads in ((10, 4), (12, 5)):
         x = ctx.randn(2, 3, dim)
-        outputs[f"exception for split_heads with dim={dim}, heads={heads}"] = _raised(
+        outputs[f"exception for split_heads with dim={dim}, heads={heads}"] = raised(
             lambda: impl.attention.split_heads(x, heads))
     return outputs

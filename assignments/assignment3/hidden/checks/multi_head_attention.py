@@ -7,7 +7,7 @@ layer runs with the reference scaled_dot_product_attention, causal_mask, split_h
 
 import torch
 
-from autograder.probe import check
+from autograder.probe import check, raised
 
 SELF_SHAPES = [  # (dim, heads, batch, n): head size != dim, n != head size, a single token, odd lengths
     (12, 3, 2, 5),
@@ -28,16 +28,6 @@ def _layer(impl, ctx, dim, heads):
     ctx.seed_torch()
     return ctx.init_module(impl.attention.MultiHeadAttention(dim, heads), scale=INIT_SCALE)
 
-
-def _raised(call):
-    """The name of the exception call() raises, or 'no exception' (NotImplementedError propagates)."""
-    try:
-        call()
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - the exception's type is the output
-        return type(exc).__name__
-    return "no exception"
 
 
 @check("multi_head_attention", weight=3,
@@ -190,5 +180,5 @@ def structure(impl, ref, ctx):
        description="MultiHeadAttention(dim, heads) raises ValueError when heads does not divide dim")
 def rejects_bad_heads(impl, ref, ctx):
     ctx.seed_torch()
-    return {f"exception for MultiHeadAttention({dim}, {heads})": _raised(
+    return {f"exception for MultiHeadAttention({dim}, {heads})": raised(
         lambda: impl.attention.MultiHeadAttention(dim, heads)) for dim, heads in ((10, 4), (12, 5))}
