@@ -162,17 +162,19 @@ class Gradebook:
         self.path = Path(path)
         if readonly and not self.path.is_file():
             raise GraderError(f"gradebook not found: {self.path}")
+        existing = self.path.is_file() and self.path.stat().st_size > 0
         try:
             if readonly:
-                self.db = sqlite3.connect(f"file:{self.path.resolve()}?mode=ro", uri=True, isolation_level=None)
+                self.db = sqlite3.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True, isolation_level=None)
             else:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
             self.db.row_factory = sqlite3.Row
             self.db.execute("PRAGMA foreign_keys = ON")
+            if existing or readonly:  # never add tables to some other database
+                self._check_version()
             if not readonly:
                 self._initialise()
-            self._check_version()
         except sqlite3.DatabaseError as exc:
             raise GraderError(f"{self.path} is not a usable gradebook ({exc})") from None
 

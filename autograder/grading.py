@@ -76,6 +76,7 @@ class Grader:
                 raise AssignmentError(f"task {task.id!r} needs assets {missing} missing from hidden/assets/")
         self.mistakes = [m for m in load_mutations(assignment, "mistakes") if m.diagnose and m.hint]
         self._mistake_packages: dict[str, Any] = {}
+        self._wrong: dict[str, dict[str, Any] | None] = {}
         self._expected: dict[str, dict[str, Any]] = {}
         self._idle: queue.Queue[Zygote] = queue.Queue()
         for zygote in self.zygotes:
@@ -322,13 +323,20 @@ class Grader:
         if not check.diagnose:
             return ""
         for mistake in (m for m in self.mistakes if m.task == check.task):
-            try:
-                wrong = self._run_reference_probe(check, seed, self._mistake_package(mistake))
-            except Exception:  # noqa: BLE001 - a mistake that cannot run on this probe tells nothing
-                continue
-            if not compare_outputs(wrong, actual, check.tolerance):
+            wrong = self._mistake_outputs(mistake, check, seed)
+            if wrong is not None and not compare_outputs(wrong, actual, check.tolerance):
                 return mistake.hint
         return ""
+
+    def _mistake_outputs(self, mistake: Mutation, check: Check, seed: int) -> dict[str, Any] | None:
+        """What the known mistake outputs on this check (cached; None if it cannot run on this probe)."""
+        key = f"{mistake.id}:{check.name}:{seed}"
+        if key not in self._wrong:
+            try:
+                self._wrong[key] = self._run_reference_probe(check, seed, self._mistake_package(mistake))
+            except Exception:  # noqa: BLE001 - a mistake that cannot run on this probe tells nothing
+                self._wrong[key] = None
+        return self._wrong[key]
 
     def _mistake_package(self, mistake: Mutation) -> Any:
         if mistake.id not in self._mistake_packages:
