@@ -390,6 +390,7 @@ def _default_grader(assignment: Assignment) -> Any:
     except BaseException:
         for zygote in zygotes:
             zygote.close()
+        shutil.rmtree(scratch, ignore_errors=True)
         raise
 
 

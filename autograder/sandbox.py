@@ -258,11 +258,11 @@ class Zygote:
             WorkerDied: If the zygote stops answering; the caller restarts it.
             IsolationError: If the isolation in force is weaker than ``required``.
         """
-        started = time.monotonic()
         if not self.alive():
             self.start()
-        features = self.isolation["features"]
+        features = self.isolation["features"]  # waits for a fresh zygote's handshake, off the job's clock
         self._check_required()
+        started = time.monotonic()
         workdir = Path(job["workdir"])
         payload = _payload(job)
         hidden_workdir = _prepare_dirs(workdir, job_dir, features)
