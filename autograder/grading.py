@@ -23,7 +23,7 @@ from .assignment import Assignment, Task
 from .compare import TOLERANCES, compare_value
 from .errors import AssignmentError
 from .mutation import Mutation, apply_mutation, load_mutations
-from .probe import Check, CheckFailed, Context, collect_checks, derive_seed
+from .probe import Check, CheckFailed, Context, collect_checks, derive_seed, pin_torch_state
 from .quiz import grade_answers, load_key, load_questions, read_answers
 from .reference import load_package, prune_reference
 from .results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, TIMEOUT, CheckResult, GradeReport, TaskResult
@@ -35,14 +35,6 @@ from .transport import TransportError, decode_outputs, encode_outputs
 IMPORT_TIMEOUT = 30.0
 REFERENCE_LOCK = threading.RLock()
 OUTPUT_PER_CHECK = 4096
-
-
-def reset_torch_state(seed: int) -> None:
-    """Pin the global torch state exactly as the worker does before each check."""
-    torch.set_default_dtype(torch.float32)
-    torch.set_grad_enabled(True)
-    torch.set_num_threads(1)
-    torch.manual_seed(seed)
 
 
 class Grader:
@@ -288,7 +280,7 @@ class Grader:
 
     def _run_reference_probe(self, check: Check, seed: int, implementation: Any) -> dict[str, Any]:
         with REFERENCE_LOCK:  # torch's global RNG and settings are process-wide: one probe at a time
-            reset_torch_state(seed)
+            pin_torch_state(seed)
             outputs = check.probe(implementation, self.reference, Context(seed, self.assets))
             values, tensors = encode_outputs(outputs)
         return decode_outputs(values, save_safetensors(tensors) if tensors else None)

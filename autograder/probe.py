@@ -187,3 +187,12 @@ def raised(call: Callable[[], Any]) -> str:
     except Exception as exc:  # noqa: BLE001 - the exception's type is the output
         return type(exc).__name__
     return "no exception"
+
+
+def pin_torch_state(seed: int) -> None:
+    """Pin torch's global state before a probe runs; the worker and the parent both call this, so the student's
+    code and the reference see the same default dtype, grad mode, thread count and seed."""
+    torch.set_default_dtype(torch.float32)
+    torch.set_grad_enabled(True)
+    torch.set_num_threads(1)
+    torch.manual_seed(seed)

@@ -668,10 +668,7 @@ def _isolate_imports(workdir: str) -> None:
 
 def _reset_torch_state(seed: int) -> None:
     """Undo global state a student may have changed (at import or in an earlier check of the same job)."""
-    torch.set_default_dtype(torch.float32)
-    torch.set_grad_enabled(True)
-    torch.set_num_threads(1)
-    torch.manual_seed(seed)
+    probe_api.pin_torch_state(seed)
     stack = torch.overrides._get_current_function_mode_stack()
     for _ in stack:
         torch._C._pop_torch_function_stack()

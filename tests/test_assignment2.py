@@ -23,7 +23,8 @@ from safetensors.torch import save as save_safetensors
 
 from autograder.assignment import load_assignment
 from autograder.check import run_public_tests
-from autograder.grading import Grader, compare_outputs, reset_torch_state
+from autograder.grading import Grader, compare_outputs
+from autograder.probe import pin_torch_state
 from autograder.mutation import apply_mutation, load_mutations
 from autograder.probe import CheckFailed, Context, collect_checks, derive_seed
 from autograder.quiz import load_key, load_questions, read_answers
@@ -185,7 +186,7 @@ def test_reference_regions_are_inside_function_bodies_only():
 
 
 def _outputs(check, seed, package):
-    reset_torch_state(seed)
+    pin_torch_state(seed)
     values, tensors = encode_outputs(check.probe(package, REFERENCE, Context(seed)))
     return decode_outputs(values, save_safetensors(tensors) if tensors else None)
 

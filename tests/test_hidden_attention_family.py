@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from autograder.assignment import load_assignment
-from autograder.grading import compare_outputs, reset_torch_state
+from autograder.grading import compare_outputs
+from autograder.probe import pin_torch_state
 from autograder.mutation import apply_mutation, load_mutations
 from autograder.probe import CheckFailed, Context, collect_checks, derive_seed
 from autograder.reference import load_package
@@ -52,7 +53,7 @@ VARIANTS = _family("variants")
 
 
 def _outputs(check, seed, package):
-    reset_torch_state(seed)
+    pin_torch_state(seed)
     values, tensors = encode_outputs(check.probe(package, REFERENCE, Context(seed)))
     return {k: tensors[v["ref"]] if v["kind"] == "tensor" else v.get("value") for k, v in values.items()}
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from autograder.assignment import Assignment
-from autograder.grading import reset_torch_state
+from autograder.probe import pin_torch_state
 from autograder.mutation import apply_mutation, load_mutations
 from autograder.probe import CheckFailed, Context, collect_checks, state_dict_outputs
 from autograder.reference import load_package
@@ -41,7 +41,7 @@ def _checks(assignment3: Assignment, task: str) -> dict[str, Any]:
 
 def _run(check: Any, impl: Any, reference: Any, assets: dict[str, bytes], seed: int = 1234) -> dict[str, Any]:
     """Run a probe like the parent does and return its flattened plain outputs."""
-    reset_torch_state(seed)
+    pin_torch_state(seed)
     values, tensors = encode_outputs(check.probe(impl, reference, Context(seed, assets)))
     return {k: tensors[v["ref"]] if v["kind"] == "tensor" else v.get("value") for k, v in values.items()}
 
