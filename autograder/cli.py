@@ -77,7 +77,8 @@ def grade(assignment: str, submission: Path, fmt: str, output: Path | None, task
     if not submission.exists():
         raise GraderError(f"submission not found: {submission}")
     scratch = new_scratch()
-    zygotes = start_zygotes(2, scratch, required=require_isolation)  # they import torch meanwhile
+    # They import torch meanwhile; one submission does not repay warming them up (autograder.sandbox.Zygote).
+    zygotes = start_zygotes(2, scratch, required=require_isolation, warm_up=False)
     try:
         from .grading import Grader
         from .reports import RENDERERS, write_atomic

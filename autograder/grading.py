@@ -131,8 +131,10 @@ class Grader:
                 return self._grade_task(task, prepared, broken, printed[task.id])
 
             if len(self.zygotes) > 1:
+                longest_first = sorted(chosen, key=lambda t: (not t.slow, -len(self.checks[t.id])))
                 with ThreadPoolExecutor(len(self.zygotes)) as pool:
-                    tasks = list(pool.map(grade_task, chosen))
+                    graded = dict(zip((t.id for t in longest_first), pool.map(grade_task, longest_first)))
+                tasks = [graded[task.id] for task in chosen]
             else:
                 tasks = [grade_task(task) for task in chosen]
             outputs += [text for task in chosen for text in printed[task.id]]
@@ -172,14 +174,14 @@ class Grader:
         shutil.copytree(prepared.workdir, workdir)
         return {"package": self.assignment.package, "workdir": str(workdir), **extra}
 
-    def _run(self, job: dict[str, Any], wall_seconds: float) -> JobResult:
+    def _run(self, job: dict[str, Any], wall_seconds: float, steps: int = 1) -> JobResult:
         job_dir = Path(job["workdir"]).with_name(Path(job["workdir"]).name + "-out")
         job_dir.mkdir()
-        limits = Limits(wall_seconds=wall_seconds, cpu_seconds=int(wall_seconds * 2) + 5,
-                        memory_bytes=self.assignment.memory_mb * 1024 * 1024)
+        limits = Limits(wall_seconds=wall_seconds, cpu_seconds=int(wall_seconds * 2 * steps) + 5,
+                        memory_bytes=self.assignment.memory_mb * 1024 * 1024, steps=steps)
         zygote = self._idle.get()
         try:
-            return zygote.run(job, limits, job_dir, OUTPUT_PER_CHECK)
+            return zygote.run(job, limits, job_dir, OUTPUT_PER_CHECK * steps)
         except WorkerDied as exc:
             zygote.start()
             return JobResult(exit={"code": None, "signal": None, "worker_died": str(exc)}, job_dir=job_dir)
@@ -217,44 +219,67 @@ class Grader:
 
     def _grade_task(self, task: Task, prepared: PreparedSubmission, broken: dict[str, str],
                     outputs: list[str]) -> TaskResult:
-        results: list[CheckResult] = []
+        """Run the task's checks in one sandboxed job; a check that ends its job early costs that check alone:
+        the checks after it run in a fresh job (after a timeout they are not run, so a hang costs one wait)."""
+        checks = [(check, derive_seed(self.assignment.seed, check.name)) for check in self.checks[task.id]]
         own_broken = [m for m in task.modules if m in broken]
-        timed_out = False
-        for check in self.checks[task.id]:
-            seed = derive_seed(self.assignment.seed, check.name)
-            if own_broken:
-                module = own_broken[0]
-                results.append(CheckResult(check.name, check.description, check.weight, ERROR,
-                                           f"{module}.py could not be imported: {broken[module]}", seed=seed))
-                continue
-            if timed_out:
-                results.append(CheckResult(check.name, check.description, check.weight, TIMEOUT,
-                                           "not run: an earlier check of this task timed out", seed=seed))
-                continue
-            result = self._run_check(task, check, seed, prepared, broken, outputs)
-            timed_out = result.status == TIMEOUT
-            results.append(result)
+        if own_broken:
+            module = own_broken[0]
+            results = [CheckResult(check.name, check.description, check.weight, ERROR,
+                                   f"{module}.py could not be imported: {broken[module]}", seed=seed)
+                       for check, seed in checks]
+            return score_task(task.id, task.title, task.points, results)
+        results = []
+        pending = checks
+        while pending:
+            done, ended = self._run_checks(task, pending, prepared, broken, outputs)
+            results += done
+            pending = pending[len(done):]
+            if ended is not None and ended.status == TIMEOUT:
+                results += [CheckResult(check.name, check.description, check.weight, TIMEOUT,
+                                        "not run: an earlier check of this task timed out", seed=seed)
+                            for check, seed in pending]
+                break
         return score_task(task.id, task.title, task.points, results)
 
-    def _run_check(self, task: Task, check: Check, seed: int, prepared: PreparedSubmission,
-                   broken: dict[str, str], outputs: list[str]) -> CheckResult:
+    def _run_checks(self, task: Task, checks: list[tuple[Check, int]], prepared: PreparedSubmission,
+                    broken: dict[str, str], outputs: list[str]) -> tuple[list[CheckResult], CheckResult | None]:
+        """Run checks in order in one job; return the results of those that ran, up to and including the one
+        during which the job ended early (that one is also returned alone), or None if every check reported."""
         job = self._job(prepared, {
             "checks_source": self.check_sources[task.id],
             "reference_sources": self.pruned[task.id],
             "uses": list(task.uses),
             "broken_modules": broken,
             "assets": {name: self.assets[name].hex() for name in task.assets},
-            "checks": [{"name": check.name, "seed": seed}],
+            "checks": [{"name": check.name, "seed": seed} for check, seed in checks],
         })
-        result = self._run(job, task.timeout)
-        _collect_output(outputs, check.name, result)
-        record = next((r for r in result.records if r.get("check") == check.name), None)
-        base = CheckResult(check.name, check.description, check.weight, ERROR, seed=seed)
-        if record is None:
-            base.status = TIMEOUT if result.timed_out else ERROR
-            base.message = (f"did not finish within {task.timeout:g} s (an endless loop, a long sleep, "
-                            f"or far too slow)" if result.timed_out else _ended_early(result, "this check"))
-            return base
+        result = self._run(job, task.timeout, steps=len(checks))
+        label = checks[0][0].name if len(checks) == 1 else task.id
+        _collect_output(outputs, label, result)
+        records: dict[str, dict[str, Any]] = {}
+        for record in result.records:
+            if isinstance(record.get("check"), str):
+                records.setdefault(record["check"], record)
+        done: list[CheckResult] = []
+        try:
+            for check, seed in checks:
+                base = CheckResult(check.name, check.description, check.weight, ERROR, seed=seed)
+                record = records.get(check.name)
+                if record is None:
+                    base.status = TIMEOUT if result.timed_out else ERROR
+                    base.message = (f"did not finish within {task.timeout:g} s (an endless loop, a long sleep, "
+                                    f"or far too slow)" if result.timed_out else _ended_early(result, "this check"))
+                    done.append(base)
+                    return done, base
+                done.append(self._read_check(check, seed, record, result, base))
+            return done, None
+        finally:
+            if result.job_dir is not None:
+                shutil.rmtree(result.job_dir, ignore_errors=True)
+
+    def _read_check(self, check: Check, seed: int, record: dict[str, Any], result: JobResult,
+                    base: CheckResult) -> CheckResult:
         base.seconds = float(record.get("seconds", 0.0)) if isinstance(record.get("seconds"), (int, float)) else 0.0
         status = record.get("status")
         if status in ("not_implemented", "error"):
@@ -267,8 +292,6 @@ class Grader:
         except TransportError as exc:
             base.message = f"the outputs could not be read back: {exc}"
             return base
-        finally:
-            shutil.rmtree(result.job_dir, ignore_errors=True)
         return self._judge(check, seed, actual, base)
 
     def expected_outputs(self, check: Check, seed: int) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from . import isolation
 from .errors import GraderError
 
 MAX_RESULTS_BYTES = 64 * 1024 * 1024
+STEP_POLL_SECONDS = 0.1
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 # -I ignores PYTHONPATH, the user site and the current folder; the grader's own folder is added explicitly.
 _BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from autograder.isolation import boot; boot()"
@@ -52,8 +53,9 @@ class Limits:
     """Resource limits applied to each job's process tree.
 
     Attributes:
-        wall_seconds: Wall-clock time for the whole job, enforced from outside.
-        cpu_seconds: CPU time (RLIMIT_CPU).
+        wall_seconds: Wall-clock time for each step of the job (a check, or the whole job if it has one step),
+            enforced from outside: the clock restarts when the job reports that it starts its next step.
+        cpu_seconds: CPU time for the whole job (RLIMIT_CPU).
         memory_bytes: Address space the job may add beyond the pre-imported zygote's (RLIMIT_AS).
         file_bytes: Largest file the job may write (RLIMIT_FSIZE); also bounds captured output and outputs.
         processes: Processes and threads the job may add (RLIMIT_NPROC; see docs/SECURITY.md for where it holds).
@@ -64,6 +66,12 @@ class Limits:
     memory_bytes: int = 2 * 1024**3
     file_bytes: int = 64 * 1024 * 1024
     processes: int = 64
+    steps: int = 1
+
+    @property
+    def total_wall_seconds(self) -> float:
+        """The hard cap on the whole job, whatever it reports about its steps."""
+        return self.wall_seconds * max(1, self.steps)
 
     def as_job(self) -> dict[str, int]:
         return {
@@ -133,16 +141,19 @@ class Zygote:
         protect: Extra folders no job may see (the grader's folder and the assignments are always protected).
         max_isolation: Try no tier above this one (default: ``$GRADER_MAX_ISOLATION`` or the strongest).
         required: Refuse to run any job unless at least this tier is in force (see autograder.isolation).
+        warm_up: Pay torch's lazy imports (seconds) once in the zygote rather than in the first job that needs
+            them; worth it when the zygote serves many submissions, not for a single one.
     """
 
     def __init__(self, scratch: Path, protect: Iterable[Path] = (), max_isolation: str | None = None,
-                 required: str | None = None) -> None:
+                 required: str | None = None, warm_up: bool = True) -> None:
         self.scratch = scratch
         self.protect = [Path(p) for p in protect]
         self.max_isolation = max_isolation or os.environ.get(MAX_ISOLATION_VARIABLE) or isolation.TIERS[-1]
         if self.max_isolation not in isolation.TIERS:
             raise IsolationError(f"unknown isolation level {self.max_isolation!r}")
         self.required = required
+        self.warm_up = warm_up
         self.process: subprocess.Popen[str] | None = None
         self.marker = ""
         self._isolation: dict[str, Any] | None = None
@@ -175,6 +186,7 @@ class Zygote:
         uid = SANDBOX_UID_BASE + self.process.pid % SANDBOX_UID_RANGE
         config = {
             "max_tier": self.max_isolation,
+            "warm_up": self.warm_up,
             "protected": sorted({str(p.resolve()) for p in protected if p.exists()}),
             "protected_samples": _samples(protected),
             "uid": uid,
@@ -281,7 +293,7 @@ class Zygote:
                 int(self._read_message(time.monotonic() + 30)["pid"])
             except (BrokenPipeError, OSError, KeyError, TypeError, ValueError) as exc:
                 raise WorkerDied(str(exc)) from None
-            reply = self._read_message(started + limits.wall_seconds, allow_timeout=True)
+            reply = self._await_exit(started, limits, job_dir / "results.jsonl")
             if reply is None:
                 result.timed_out = True
                 try:
@@ -304,6 +316,31 @@ class Zygote:
         _read_results(result, job_dir, output_limit)
         return result
 
+    def _await_exit(self, started: float, limits: Limits, results: Path) -> dict[str, Any] | None:
+        """Wait for the job's exit message; None when a step overruns its wall-clock time (or the job its cap).
+
+        A job of several steps writes a ``start`` line to its results before each one; each such line gives the
+        new step ``limits.wall_seconds``. The lines come from an untrusted process, so forging them buys at most
+        the hard cap ``limits.total_wall_seconds``.
+        """
+        cap = started + limits.total_wall_seconds
+        if limits.steps <= 1:
+            return self._read_message(cap, allow_timeout=True)
+        step_deadline = started + limits.wall_seconds
+        steps = _StepCounter(results)
+        while True:
+            wake = min(step_deadline, cap, time.monotonic() + STEP_POLL_SECONDS)
+            reply = self._read_message(wake, allow_timeout=True)
+            if reply is not None:
+                return reply
+            now = time.monotonic()
+            if steps.advanced():
+                step_deadline = now + limits.wall_seconds
+            elif now >= min(step_deadline, cap):
+                return None
+            if now >= cap:
+                return None
+
     def _read_message(self, deadline: float, allow_timeout: bool = False) -> dict[str, Any] | None:
         assert self.process is not None and self.process.stdout is not None
         with selectors.DefaultSelector() as selector:
@@ -324,6 +361,31 @@ class Zygote:
                         raise WorkerDied("the zygote sent garbage") from None
                     if isinstance(message, dict):
                         return message
+
+
+class _StepCounter:
+    """Counts the ``start`` lines a running job has written to its results file (read as untrusted bytes)."""
+
+    MARK = b'{"start":'
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.partial = b""
+        self.count = 0
+
+    def advanced(self) -> bool:
+        """Read what the job wrote since the last call; True if it started another step meanwhile."""
+        read = _read_plain(self.path, 1 << 20, offset=self.offset)
+        if read is None or not read[0]:
+            return False
+        data, _ = read
+        self.offset += len(data)
+        lines = (self.partial + data).split(b"\n")
+        self.partial = lines.pop()[: len(self.MARK)]
+        started = sum(1 for line in lines if line.startswith(self.MARK))
+        self.count += started
+        return started > 0
 
 
 def _payload(job: dict[str, Any]) -> dict[str, Any]:
@@ -433,8 +495,9 @@ def _sanitize(job_dir: Path) -> None:
             os.unlink(entry.path)
 
 
-def _read_plain(path: Path, limit: int) -> tuple[bytes, int] | None:
-    """Read at most ``limit`` bytes of a plain file without following links; return the bytes and its size."""
+def _read_plain(path: Path, limit: int, offset: int = 0) -> tuple[bytes, int] | None:
+    """Read at most ``limit`` bytes of a plain file from ``offset`` without following links; return the bytes
+    and the file's size."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
@@ -443,6 +506,8 @@ def _read_plain(path: Path, limit: int) -> tuple[bytes, int] | None:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
             return None
+        if offset:
+            handle.seek(offset)
         return handle.read(limit), info.st_size
 
 

@@ -202,7 +202,8 @@ def main(config: dict[str, Any] | None = None, pidns: bool = False, note: str = 
     if note:
         plan.notes["namespaces"] = note
     plan.detect()
-    _warm_up()
+    if config.get("warm_up", True):
+        _warm_up()
     channel.write(json.dumps({"ready": True, "isolation": plan.summary()}) + "\n")
     while True:
         line = _STDIN.readline()

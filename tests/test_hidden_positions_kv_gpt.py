@@ -126,7 +126,8 @@ def test_training_verifier_evaluates_the_weights_not_the_reported_losses(
     check = _checks(assignment3, "tiny_gpt_training")["train_learns"]
     trained = reference.tiny_gpt.TinyGPT()
     trained.load_state_dict(load(assets["tiny_gpt_trained.safetensors"]))
-    outputs = {**state_dict_outputs(trained), "number of losses": 300, "every loss is a Python float": True,
+    steps = check.probe.__globals__["TRAIN_STEPS"]
+    outputs = {**state_dict_outputs(trained), "number of losses": steps, "every loss is a Python float": True,
                "every loss is finite": True, "heads": 4}
     assert _verify(check, outputs, reference, assets) == []
     torch.manual_seed(0)
@@ -134,6 +135,7 @@ def test_training_verifier_evaluates_the_weights_not_the_reported_losses(
     messages = _verify(check, untrained, reference, assets)
     assert messages and "loss" in messages[0]
     assert _verify(check, outputs, None, assets), "without the reference package the verifier must not pass"
+    assert "one loss per step" in _verify(check, {**outputs, "number of losses": steps + 1}, reference, assets)[0]
 
 
 def test_train_contract_on_the_reference(assignment3: Assignment, reference: Any, assets: dict[str, bytes]) -> None:

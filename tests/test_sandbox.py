@@ -74,6 +74,35 @@ def sleepy_daemon(impl, ref, ctx):
 
 
 @check("t", weight=1)
+def nap(impl, ref, ctx):
+    import time
+    time.sleep(0.8)
+    return {"ok": True}
+
+
+@check("t", weight=1)
+def hang(impl, ref, ctx):
+    import time
+    time.sleep(120)
+
+
+@check("t", weight=1)
+def forge_steps(impl, ref, ctx):
+    """Keep claiming that a new check starts, to stretch the wall-clock limit forever."""
+    import time
+    results = None
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").endswith("results.jsonl"):
+                results = int(fd)
+        except OSError:
+            pass
+    while True:
+        os.write(results, b'{"start":"t.nap"}\\n')
+        time.sleep(0.2)
+
+
+@check("t", weight=1)
 def chatty(impl, ref, ctx):
     for _ in range(1000):
         print("x" * 1000)
@@ -107,6 +136,18 @@ def run(zygote: Zygote, work: Path, check: str, scratch: Path, seconds: float = 
     checks = CHECKS.replace("PATHS", repr(job.pop("paths", [])))
     spec = {"package": "pkg", "workdir": str(work), "checks_source": checks, "checks": [{"name": check, "seed": 7}]}
     return zygote.run(spec | job, Limits(wall_seconds=seconds, cpu_seconds=int(seconds) + 5), job_dir, 4096)
+
+
+def run_steps(zygote: Zygote, work: Path, checks: list[str], scratch: Path, seconds: float):
+    """One job running several checks in order, ``seconds`` of wall-clock time for each."""
+    job_dir = scratch / f"job-{time.monotonic_ns()}"
+    job_dir.mkdir()
+    spec = {"package": "pkg", "workdir": str(work), "checks_source": CHECKS.replace("PATHS", "[]"),
+            "checks": [{"name": name, "seed": 7} for name in checks]}
+    limits = Limits(wall_seconds=seconds, cpu_seconds=60, steps=len(checks))
+    started = time.monotonic()
+    result = zygote.run(spec, limits, job_dir, 4096)
+    return result, time.monotonic() - started
 
 
 def values(result) -> dict:
@@ -189,6 +230,26 @@ def test_a_timeout_kills_the_job_with_its_detached_daemon(zygote, work, scratch)
     assert result.timed_out and time.monotonic() - started < 15
     assert set(marked(zygote.marker)) <= {zygote.process.pid} | set(_children(zygote.process.pid))
     assert values(run(zygote, work, "t.chatty", scratch)) == {"ok": True}  # the same worker goes on
+
+
+def test_each_check_of_a_job_gets_its_own_wall_clock(zygote, work, scratch):
+    result, _ = run_steps(zygote, work, ["t.nap", "t.nap", "t.nap"], scratch, seconds=1.5)
+    assert not result.timed_out and result.done  # 2.4 s in all, under 1.5 s each
+    assert [r["status"] for r in result.records] == ["ok", "ok", "ok"]
+
+
+def test_a_hang_in_a_later_check_is_cut_at_its_own_limit(zygote, work, scratch):
+    result, seconds = run_steps(zygote, work, ["t.nap", "t.hang", "t.nap"], scratch, seconds=1.5)
+    assert result.timed_out and not result.done
+    assert [r["check"] for r in result.records] == ["t.nap"]  # the first check's result survives
+    assert result.started == ["t.nap", "t.hang"]
+    assert seconds < 0.8 + 1.5 + 3  # killed 1.5 s after the hang began, not after the job's cap of 4.5 s
+
+
+def test_forged_start_lines_buy_no_more_than_the_jobs_cap(zygote, work, scratch):
+    result, seconds = run_steps(zygote, work, ["t.forge_steps", "t.nap"], scratch, seconds=1.5)
+    assert result.timed_out
+    assert 3.0 <= seconds < 3.0 + 3  # two checks of 1.5 s: the cap, however many starts the job claims
 
 
 def _children(pid: int) -> list[int]:

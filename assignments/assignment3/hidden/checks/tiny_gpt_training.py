@@ -17,7 +17,9 @@ from autograder.probe import CheckFailed, check, state_dict_outputs
 
 ASSET = "tiny_gpt_trained.safetensors"
 VOCAB = 10
-TRAIN_STEPS, TRAIN_SEED = 300, 1
+# 150 steps leave a wide margin: the reference reaches loss 0.22-0.23 and 99.9-100 % for seeds 0-5, and so do
+# Adam, batches of 32 or a learning rate three times smaller (0.28); 300 steps would double the slowest check.
+TRAIN_STEPS, TRAIN_SEED = 150, 1
 MAX_LOSS, MIN_ACCURACY = 0.6, 0.95  # a trained model reaches ~0.21 (ln 10 / 11) and 100%; no learning is ln 10
 
 
