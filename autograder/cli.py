@@ -77,8 +77,9 @@ def grade(assignment: str, submission: Path, fmt: str, output: Path | None, task
     if not submission.exists():
         raise GraderError(f"submission not found: {submission}")
     scratch = new_scratch()
-    # They import torch meanwhile; one submission does not repay warming them up (autograder.sandbox.Zygote).
-    zygotes = start_zygotes(2, scratch, required=require_isolation, warm_up=False)
+    # One imports torch meanwhile, the second starts with the second task: three torch imports at once would
+    # slow the first on two CPUs; and one submission does not repay warming them up (autograder.sandbox.Zygote).
+    zygotes = start_zygotes(2, scratch, eager=1, required=require_isolation, warm_up=False)
     try:
         from .grading import Grader
         from .reports import RENDERERS, write_atomic

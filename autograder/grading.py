@@ -70,9 +70,7 @@ class Grader:
         self._mistake_packages: dict[str, Any] = {}
         self._wrong: dict[str, dict[str, Any] | None] = {}
         self._expected: dict[str, dict[str, Any]] = {}
-        self._idle: queue.Queue[Zygote] = queue.Queue()
-        for zygote in self.zygotes:
-            self._idle.put(zygote)
+        self._idle = _IdleZygotes(self.zygotes)
         self._jobs = itertools.count(1)
 
     def close(self) -> None:
@@ -127,16 +125,8 @@ class Grader:
             chosen = [task for task in self.assignment.tasks if only is None or task.id in only]
             printed: dict[str, list[str]] = {task.id: [] for task in chosen}
 
-            def grade_task(task: Task) -> TaskResult:
-                return self._grade_task(task, prepared, broken, printed[task.id])
-
-            if len(self.zygotes) > 1:
-                longest_first = sorted(chosen, key=lambda t: (not t.slow, -len(self.checks[t.id])))
-                with ThreadPoolExecutor(len(self.zygotes)) as pool:
-                    graded = dict(zip((t.id for t in longest_first), pool.map(grade_task, longest_first)))
-                tasks = [graded[task.id] for task in chosen]
-            else:
-                tasks = [grade_task(task) for task in chosen]
+            graded = self._grade_tasks(chosen, prepared, broken, printed)
+            tasks = [graded[task.id] for task in chosen]
             outputs += [text for task in chosen for text in printed[task.id]]
             if self.assignment.quiz and (only is None or self.assignment.quiz.task_id in only):
                 tasks.append(self._grade_quiz(prepared))
@@ -158,6 +148,41 @@ class Grader:
             seconds=round(time.monotonic() - started, 2),
         )
 
+    def _grade_tasks(self, chosen: list[Task], prepared: PreparedSubmission, broken: dict[str, str],
+                     printed: dict[str, list[str]]) -> dict[str, TaskResult]:
+        """Grade tasks on every zygote at once, longest first; the longest goes to a zygote already started (a
+        cold one starts meanwhile and takes the next tasks)."""
+        if len(self.zygotes) == 1 or len(chosen) == 1:
+            return {task.id: self._grade_task(task, prepared, broken, printed[task.id]) for task in chosen}
+        longest_first = sorted(chosen, key=lambda t: (not t.slow, -len(self.checks[t.id])))
+        rest: queue.SimpleQueue[Task] = queue.SimpleQueue()
+        for task in longest_first[1:]:
+            rest.put(task)
+        graded: dict[str, TaskResult] = {}
+
+        def serve(zygote: Zygote, task: Task | None) -> None:
+            try:
+                while task is None and not zygote.wait_ready(0.2):
+                    if rest.empty():
+                        return  # the others did everything while this one started
+            except WorkerDied:
+                return  # the others grade the rest
+            while True:
+                if task is None:
+                    try:
+                        task = rest.get_nowait()
+                    except queue.Empty:
+                        return
+                graded[task.id] = self._grade_task(task, prepared, broken, printed[task.id], zygote)
+                task = None
+
+        zygotes = sorted(self.zygotes, key=lambda z: not z.started)
+        with ThreadPoolExecutor(len(zygotes)) as pool:
+            served = [pool.submit(serve, z, longest_first[0] if i == 0 else None) for i, z in enumerate(zygotes)]
+            for future in served:
+                future.result()
+        return graded
+
     def environment(self) -> dict[str, Any]:
         """Versions, seeds and the isolation in force: what makes a grade reproducible."""
         return {
@@ -174,19 +199,21 @@ class Grader:
         shutil.copytree(prepared.workdir, workdir)
         return {"package": self.assignment.package, "workdir": str(workdir), **extra}
 
-    def _run(self, job: dict[str, Any], wall_seconds: float, steps: int = 1) -> JobResult:
+    def _run(self, job: dict[str, Any], wall_seconds: float, steps: int = 1, zygote: Zygote | None = None) -> JobResult:
         job_dir = Path(job["workdir"]).with_name(Path(job["workdir"]).name + "-out")
         job_dir.mkdir()
         limits = Limits(wall_seconds=wall_seconds, cpu_seconds=int(wall_seconds * 2 * steps) + 5,
                         memory_bytes=self.assignment.memory_mb * 1024 * 1024, steps=steps)
-        zygote = self._idle.get()
+        borrowed = zygote is None
+        zygote = zygote or self._idle.get()
         try:
             return zygote.run(job, limits, job_dir, OUTPUT_PER_CHECK * steps)
         except WorkerDied as exc:
             zygote.start()
             return JobResult(exit={"code": None, "signal": None, "worker_died": str(exc)}, job_dir=job_dir)
         finally:
-            self._idle.put(zygote)
+            if borrowed:
+                self._idle.put(zygote)
             shutil.rmtree(job["workdir"], ignore_errors=True)
 
     def _probe_imports(self, prepared: PreparedSubmission, outputs: list[str]) -> dict[str, str]:
@@ -218,7 +245,7 @@ class Grader:
         return broken
 
     def _grade_task(self, task: Task, prepared: PreparedSubmission, broken: dict[str, str],
-                    outputs: list[str]) -> TaskResult:
+                    outputs: list[str], zygote: Zygote | None = None) -> TaskResult:
         """Run the task's checks in one sandboxed job; a check that ends its job early costs that check alone:
         the checks after it run in a fresh job (after a timeout they are not run, so a hang costs one wait)."""
         checks = [(check, derive_seed(self.assignment.seed, check.name)) for check in self.checks[task.id]]
@@ -232,7 +259,7 @@ class Grader:
         results = []
         pending = checks
         while pending:
-            done, ended = self._run_checks(task, pending, prepared, broken, outputs)
+            done, ended = self._run_checks(task, pending, prepared, broken, outputs, zygote)
             results += done
             pending = pending[len(done):]
             if ended is not None and ended.status == TIMEOUT:
@@ -243,7 +270,8 @@ class Grader:
         return score_task(task.id, task.title, task.points, results)
 
     def _run_checks(self, task: Task, checks: list[tuple[Check, int]], prepared: PreparedSubmission,
-                    broken: dict[str, str], outputs: list[str]) -> tuple[list[CheckResult], CheckResult | None]:
+                    broken: dict[str, str], outputs: list[str],
+                    zygote: Zygote | None = None) -> tuple[list[CheckResult], CheckResult | None]:
         """Run checks in order in one job; return the results of those that ran, up to and including the one
         during which the job ended early (that one is also returned alone), or None if every check reported."""
         job = self._job(prepared, {
@@ -254,7 +282,7 @@ class Grader:
             "assets": {name: self.assets[name].hex() for name in task.assets},
             "checks": [{"name": check.name, "seed": seed} for check, seed in checks],
         })
-        result = self._run(job, task.timeout, steps=len(checks))
+        result = self._run(job, task.timeout, steps=len(checks), zygote=zygote)
         label = checks[0][0].name if len(checks) == 1 else task.id
         _collect_output(outputs, label, result)
         records: dict[str, dict[str, Any]] = {}
@@ -377,6 +405,26 @@ class Grader:
         correct = sum(a.correct for a in graded)
         result.feedback = f"{correct} of {len(graded)} answers correct" + (f"; {problem}" if problem else "")
         return result
+
+
+class _IdleZygotes:
+    """The zygotes not running a job; hands out one that is already started before one that would start cold."""
+
+    def __init__(self, zygotes: list[Zygote]) -> None:
+        self._idle = list(zygotes)
+        self._changed = threading.Condition()
+
+    def get(self) -> Zygote:
+        with self._changed:
+            self._changed.wait_for(lambda: bool(self._idle))
+            zygote = next((z for z in self._idle if z.started), self._idle[0])
+            self._idle.remove(zygote)
+            return zygote
+
+    def put(self, zygote: Zygote) -> None:
+        with self._changed:
+            self._idle.append(zygote)
+            self._changed.notify()
 
 
 class _LazyOutputs(Mapping):

@@ -158,6 +158,7 @@ class Zygote:
         self.marker = ""
         self._isolation: dict[str, Any] | None = None
         self._trial_root: Path | None = None
+        self._started_at = 0.0
 
     # -- life cycle ------------------------------------------------------------------------------------
 
@@ -168,6 +169,7 @@ class Zygote:
         home = self.scratch / "home"
         home.mkdir(parents=True, exist_ok=True)
         self.marker = secrets.token_hex(12)
+        self._started_at = time.monotonic()
         self._trial_root = _make_trial_dirs()
         protected = [PACKAGE_ROOT, *default_protected(), *self.protect]
         if self.scratch.parent != Path(tempfile.gettempdir()):
@@ -202,6 +204,11 @@ class Zygote:
         return self.process is not None and self.process.poll() is None
 
     @property
+    def started(self) -> bool:
+        """Whether the zygote was started (and not closed since); it may have died meanwhile."""
+        return self.process is not None or self._isolation is not None
+
+    @property
     def isolation(self) -> dict[str, Any]:
         """The isolation in force: ``tier``, ``features`` and ``notes`` on what was refused (starts the zygote)."""
         if self._isolation is None:
@@ -211,8 +218,34 @@ class Zygote:
         assert self._isolation is not None
         return self._isolation
 
+    def wait_ready(self, seconds: float) -> bool:
+        """Wait at most ``seconds`` for the zygote's start-up (starting it if needed); True once it is ready.
+
+        Raises:
+            WorkerDied: If it exits or sends garbage, or takes longer than STARTUP_TIMEOUT in all.
+        """
+        if self._isolation is not None:
+            return True
+        if not self.alive():
+            self.start()
+        deadline = min(time.monotonic() + seconds, self._started_at + STARTUP_TIMEOUT)
+        message = self._read_message(deadline, allow_timeout=True)
+        if message is None:
+            if time.monotonic() >= self._started_at + STARTUP_TIMEOUT:
+                raise WorkerDied("the zygote did not start")
+            return False
+        self._accept(message)
+        return True
+
+    @property
+    def ready(self) -> bool:
+        """Whether the zygote finished its start-up (its isolation is known)."""
+        return self._isolation is not None
+
     def _handshake(self) -> None:
-        message = self._read_message(time.monotonic() + STARTUP_TIMEOUT)
+        self._accept(self._read_message(self._started_at + STARTUP_TIMEOUT))
+
+    def _accept(self, message: dict[str, Any] | None) -> None:
         if not message or not message.get("ready") or not isinstance(message.get("isolation"), dict):
             raise WorkerDied("the zygote did not start")
         self._isolation = message["isolation"]
@@ -536,8 +569,10 @@ def _read_results(result: JobResult, job_dir: Path, output_limit: int) -> None:
 
 
 def describe_isolation(zygotes: Iterable[Zygote]) -> dict[str, Any]:
-    """The weakest isolation among these workers: ``tier``, ``features`` and ``notes``."""
-    summaries = [z.isolation for z in zygotes]
+    """The weakest isolation among these workers (those that finished starting; the first if none did):
+    ``tier``, ``features`` and ``notes``."""
+    zygotes = list(zygotes)
+    summaries = [z.isolation for z in [z for z in zygotes if z.ready] or zygotes[:1]]
     features = set.intersection(*(set(s.get("features", [])) for s in summaries)) if summaries else set()
     notes: dict[str, str] = {}
     for summary in summaries:
@@ -550,9 +585,10 @@ def new_scratch(prefix: str = "grader-") -> Path:
     return Path(tempfile.mkdtemp(prefix=prefix))
 
 
-def start_zygotes(count: int, scratch: Path, **options: Any) -> list[Zygote]:
-    """Start ``count`` zygotes now, so their torch import overlaps with the caller's own start-up."""
+def start_zygotes(count: int, scratch: Path, eager: int | None = None, **options: Any) -> list[Zygote]:
+    """Make ``count`` zygotes and start ``eager`` of them (default: all) now, so their torch import overlaps with
+    the caller's own start-up; the others start on their first job, off the critical path on two CPUs."""
     zygotes = [Zygote(scratch / f"zygote-{index}", **options) for index in range(max(1, count))]
-    for zygote in zygotes:
+    for zygote in zygotes[: len(zygotes) if eager is None else max(1, eager)]:
         zygote.start()
     return zygotes

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -15,6 +17,7 @@ import pytest
 from autograder.grading import Grader
 from autograder.reports import render_gradescope, render_json, render_junit, render_text
 from autograder.results import NOT_IMPLEMENTED, PASSED
+from autograder.sandbox import new_scratch, start_zygotes
 
 pytestmark = pytest.mark.slow
 
@@ -105,6 +108,52 @@ def test_the_example_submission_gets_hints_for_its_mistakes(grader, repo, assign
     assert by_id["kv_cache_bytes"].score < by_id["kv_cache_bytes"].max_score
     assert by_id["multi_head_attention"].status == PASSED  # graded with the reference attention
     assert by_id["quiz"].score == 13
+
+
+MASK_LINE = "    return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)"
+
+
+def causal_mask_submission(repo: Path, destination: Path, trap: str) -> Path:
+    """The reference with ``trap`` (code using ``n``) run first in causal_mask."""
+    package = destination / "assignment3"
+    shutil.copytree(repo / "reference_solutions" / "assignment3", package, ignore=shutil.ignore_patterns("__pycache__"))
+    source = (package / "attention.py").read_text()
+    assert source.count(MASK_LINE) == 1
+    (package / "attention.py").write_text(source.replace(MASK_LINE, f"{trap}\n{MASK_LINE}"))
+    return package
+
+
+def test_a_crash_in_one_check_costs_that_check_alone(grader, repo, tmp_path):
+    # causal_mask(6) is called by the first check only; the task's other checks run in a fresh process
+    trap = "    if n == 6:\n        import os\n        os._exit(0)"
+    report = grader.grade(causal_mask_submission(repo, tmp_path, trap), only={"causal_mask"})
+    checks = {c.name.split(".")[1]: c for c in report.tasks[0].checks}
+    assert {name: c.status for name, c in checks.items()} == {
+        "mask_dtype_and_shape": "error", "mask_pattern": "passed", "mask_large": "passed"}
+    assert "exited (code 0)" in checks["mask_dtype_and_shape"].message
+    assert 0 < report.tasks[0].score < report.tasks[0].max_score
+
+
+def test_a_hang_costs_its_check_and_the_later_ones_only(assignment3, repo, tmp_path):
+    quick = dataclasses.replace(assignment3, tasks=tuple(
+        dataclasses.replace(t, timeout=3.0) if t.id == "causal_mask" else t for t in assignment3.tasks))
+    trap = "    if n == 2:\n        while True:\n            pass"  # causal_mask(2): the second check only
+    submission = causal_mask_submission(repo, tmp_path, trap)
+    scratch = new_scratch()
+    zygotes = start_zygotes(2, scratch, eager=1)  # the second starts on demand, as in `grader grade`
+    with Grader(quick, scratch=scratch, zygotes=zygotes) as two:
+        started = time.monotonic()
+        report = two.grade(submission, only={"causal_mask", "attention", "head_split"})
+        elapsed = time.monotonic() - started
+    tasks = {t.id: t for t in report.tasks}
+    statuses = {c.name.split(".")[1]: c.status for c in tasks["causal_mask"].checks}
+    assert statuses == {"mask_dtype_and_shape": "passed", "mask_pattern": "timeout", "mask_large": "timeout"}
+    assert "did not finish within 3 s" in tasks["causal_mask"].checks[1].message
+    assert "not run" in tasks["causal_mask"].checks[2].message
+    assert tasks["attention"].score == tasks["attention"].max_score
+    assert tasks["head_split"].score == tasks["head_split"].max_score
+    assert elapsed < 3.0 + 30  # one wait for the hang, not one per check
+    assert report.environment["isolation"] == zygotes[0].isolation["tier"]
 
 
 def test_reports_in_every_format_are_valid(reference_report):

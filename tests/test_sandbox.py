@@ -23,6 +23,7 @@ from autograder.sandbox import (
     Zygote,
     _read_plain,
     _sanitize,
+    describe_isolation,
     new_scratch,
 )
 
@@ -295,6 +296,23 @@ def test_every_weaker_tier_still_grades(tier, zygote, work, scratch):
         assert values(run(worker, work, "t.chatty", scratch)) == {"ok": True}
     finally:
         worker.close()
+
+
+def test_a_lazy_zygote_is_waited_for_in_slices_and_only_ready_ones_describe_the_isolation(scratch):
+    lazy, never = Zygote(scratch / "zygote-lazy"), Zygote(scratch / "zygote-never")
+    assert not lazy.started and not lazy.ready
+    try:
+        assert lazy.wait_ready(0.01) is False  # starts it; importing torch takes far longer than 10 ms
+        assert lazy.started and not lazy.ready
+        deadline = time.monotonic() + 120
+        while not lazy.wait_ready(0.5):
+            assert time.monotonic() < deadline
+        assert lazy.ready and lazy.wait_ready(0) is True
+        assert describe_isolation([never, lazy])["tier"] == lazy.isolation["tier"]
+        assert not never.started  # describing did not start the idle one
+    finally:
+        lazy.close()
+        never.close()
 
 
 def test_a_required_tier_that_is_missing_refuses_to_run_anything(scratch, work):
