@@ -66,7 +66,8 @@ class Grader:
             missing = [name for name in task.assets if name not in self.assets]
             if missing:
                 raise AssignmentError(f"task {task.id!r} needs assets {missing} missing from hidden/assets/")
-        self.mistakes = [m for m in load_mutations(assignment, "mistakes") if m.diagnose and m.hint]
+        self.mistakes = [m for m in load_mutations(assignment, "mistakes", present_tasks_only=True)
+                         if m.diagnose and m.hint]
         self._mistake_packages: dict[str, Any] = {}
         self._wrong: dict[str, dict[str, Any] | None] = {}
         self._expected: dict[str, dict[str, Any]] = {}

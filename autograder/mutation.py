@@ -43,12 +43,18 @@ class Mutation:
     diagnose: bool = True
 
 
-def load_mutations(assignment: Assignment, which: str) -> list[Mutation]:
+def load_mutations(assignment: Assignment, which: str, present_tasks_only: bool = False) -> list[Mutation]:
     """Load the assignment's mistakes (``which="mistakes"``) or correct variants (``"variants"``).
 
     Each ``*.toml`` file in ``hidden/mistakes/`` or ``hidden/variants/`` holds ``[[mutation]]`` entries with
     ``id``, ``task`` (mistakes), ``hint``, ``description`` and either ``file``/``old``/``new`` or a list of
     ``edits``.
+
+    Args:
+        assignment: The assignment (possibly cut down to some of its tasks with ``dataclasses.replace``).
+        which: ``"mistakes"`` or ``"variants"``.
+        present_tasks_only: Drop mistakes of tasks this assignment does not have instead of refusing them
+            (what a grader of a subset of the tasks needs; the audit stays strict, so typos are still caught).
 
     Raises:
         AssignmentError: If a file is malformed, ids repeat, or a mistake names an unknown task.
@@ -64,6 +70,8 @@ def load_mutations(assignment: Assignment, which: str) -> list[Mutation]:
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise AssignmentError(f"{folder}: duplicate mutation ids {duplicates}")
+    if which == "mistakes" and present_tasks_only:
+        return [m for m in mutations if m.task in assignment.task_ids]
     for mutation in mutations:
         if which == "mistakes" and mutation.task not in assignment.task_ids:
             raise AssignmentError(f"{folder}: mistake {mutation.id!r} names unknown task {mutation.task!r}")

@@ -14,7 +14,9 @@ from xml.etree import ElementTree
 
 import pytest
 
+from autograder.errors import AssignmentError
 from autograder.grading import Grader
+from autograder.mutation import load_mutations
 from autograder.reports import render_gradescope, render_json, render_junit, render_text
 from autograder.results import NOT_IMPLEMENTED, PASSED
 from autograder.sandbox import new_scratch, start_zygotes
@@ -154,6 +156,18 @@ def test_a_hang_costs_its_check_and_the_later_ones_only(assignment3, repo, tmp_p
     assert tasks["head_split"].score == tasks["head_split"].max_score
     assert elapsed < 3.0 + 30  # one wait for the hang, not one per check
     assert report.environment["isolation"] == zygotes[0].isolation["tier"]
+
+
+def test_a_grader_of_some_tasks_only_keeps_their_diagnosis(assignment3, repo):
+    subset = dataclasses.replace(assignment3, tasks=(assignment3.task("causal_mask"), assignment3.task("attention")))
+    with pytest.raises(AssignmentError, match="names unknown task"):
+        load_mutations(subset, "mistakes")  # the audit stays strict about mistakes of unknown tasks
+    with Grader(subset) as grader_of_two:
+        assert {m.task for m in grader_of_two.mistakes} <= {"causal_mask", "attention"}
+        report = grader_of_two.grade(repo / "examples" / "partial_submission", only={"causal_mask", "attention"})
+    attention = next(t for t in report.tasks if t.id == "attention")
+    assert attention.score < attention.max_score
+    assert any("sqrt(d_model" in c.hint for c in attention.checks)
 
 
 def test_reports_in_every_format_are_valid(reference_report):
