@@ -23,7 +23,8 @@ from .assignment import Assignment, Task
 from .compare import TOLERANCES, compare_value
 from .errors import AssignmentError
 from .mutation import Mutation, apply_mutation, load_mutations
-from .probe import Check, CheckFailed, Context, collect_checks, derive_seed, pin_torch_state
+from .probe import (Check, CheckFailed, Context, collect_checks, derive_seed, helper_sources, load_checks_file,
+                    pin_torch_state)
 from .quiz import grade_answers, load_key, load_questions, read_answers
 from .reference import load_package, prune_reference
 from .results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, TIMEOUT, CheckResult, GradeReport, TaskResult
@@ -58,6 +59,7 @@ class Grader:
         self.reference = load_package(assignment.reference, f"_reference_{assignment.name}", assignment.modules)
         self.checks = {task.id: self._load_checks(task) for task in assignment.tasks}
         self.check_sources = {task.id: task.checks.read_text() for task in assignment.tasks}
+        self.helper_sources = {task.id: helper_sources(task.checks) for task in assignment.tasks}
         self.pruned = {task.id: prune_reference(assignment.reference, assignment.modules, task.uses)
                        for task in assignment.tasks}
         _refuse_own_reference(assignment, self.pruned)
@@ -92,8 +94,7 @@ class Grader:
         if task.checks is None or not task.checks.is_file():
             raise AssignmentError(f"hidden checks for task {task.id!r} are not part of this installation "
                                   f"({task.checks}); grading needs the instructor's copy")
-        namespace: dict[str, Any] = {"__name__": f"_checks_{task.id}"}
-        exec(compile(task.checks.read_text(), str(task.checks), "exec"), namespace)
+        namespace = load_checks_file(task.checks, f"_checks_{task.id}")
         checks = [c for c in collect_checks(namespace) if c.task == task.id]
         if not checks:
             raise AssignmentError(f"{task.checks} declares no check for task {task.id!r}")
@@ -277,6 +278,7 @@ class Grader:
         during which the job ended early (that one is also returned alone), or None if every check reported."""
         job = self._job(prepared, {
             "checks_source": self.check_sources[task.id],
+            "helper_sources": self.helper_sources[task.id],
             "reference_sources": self.pruned[task.id],
             "uses": list(task.uses),
             "broken_modules": broken,

@@ -11,7 +11,11 @@ are compared in the parent; ``verify`` adds properties checked on the student's 
 from __future__ import annotations
 
 import hashlib
+import sys
+import threading
+import types
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 import torch
@@ -97,6 +101,46 @@ def check(
 def collect_checks(namespace: Mapping[str, Any]) -> list[Check]:
     """Return the checks declared in an executed checks file, in definition order."""
     return [value.__check__ for value in namespace.values() if hasattr(value, "__check__")]
+
+
+HELPER_PREFIX = "_"
+_HELPERS_LOCK = threading.Lock()
+
+
+def helper_sources(checks_file: Path) -> dict[str, str]:
+    """The helper modules beside a checks file (``_name.py`` in the same folder) that checks may import, by name.
+
+    A helper holds what several checks files share; a name must not start with ``_reference_`` or ``_mistake_``.
+    """
+    return {path.stem: path.read_text() for path in sorted(checks_file.parent.glob(f"{HELPER_PREFIX}*.py"))}
+
+
+def run_checks_file(code: types.CodeType, helpers: Mapping[str, types.CodeType], name: str) -> dict[str, Any]:
+    """Execute a compiled checks file with its helper modules importable (only while it runs); return its
+    namespace. The parent and the worker both load checks this way, so a helper behaves the same in both."""
+    with _HELPERS_LOCK:
+        saved = {helper: sys.modules.get(helper) for helper in helpers}
+        try:
+            for helper, helper_code in helpers.items():
+                module = types.ModuleType(helper)
+                sys.modules[helper] = module
+                exec(helper_code, module.__dict__)
+            namespace: dict[str, Any] = {"__name__": name}
+            exec(code, namespace)
+        finally:
+            for helper, previous in saved.items():
+                if previous is None:
+                    sys.modules.pop(helper, None)
+                else:
+                    sys.modules[helper] = previous
+    return namespace
+
+
+def load_checks_file(path: Path, name: str) -> dict[str, Any]:
+    """Execute the checks file at ``path`` (with its helpers) as the grader does; return its namespace."""
+    helpers = {helper: compile(source, str(path.parent / f"{helper}.py"), "exec")
+               for helper, source in helper_sources(path).items()}
+    return run_checks_file(compile(path.read_text(), str(path), "exec"), helpers, name)
 
 
 def derive_seed(base_seed: int, check_name: str) -> int:

@@ -423,9 +423,14 @@ class _StepCounter:
 
 def _payload(job: dict[str, Any]) -> dict[str, Any]:
     """The job's private payload: hidden checks and the pruned reference travel as compiled code, never as text."""
-    payload = {k: v for k, v in job.items() if k not in ("workdir", "checks_source", "reference_sources")}
+    payload = {k: v for k, v in job.items()
+               if k not in ("workdir", "checks_source", "helper_sources", "reference_sources")}
     if job.get("checks_source"):
         payload["checks_code"] = marshal.dumps(compile(job["checks_source"], "<hidden checks>", "exec")).hex()
+    payload["helpers_code"] = {
+        helper: marshal.dumps(compile(source, f"<hidden check helper {helper}>", "exec")).hex()
+        for helper, source in (job.get("helper_sources") or {}).items()
+    }
     payload["reference_code"] = {
         module: marshal.dumps(compile(source, f"<reference {module}>", "exec")).hex()
         for module, source in (job.get("reference_sources") or {}).items()

@@ -759,11 +759,10 @@ def _load_reference(code: dict[str, types.CodeType]) -> Any:
     return package
 
 
-def _load_checks(code: types.CodeType | None) -> dict[str, probe_api.Check]:
+def _load_checks(code: types.CodeType | None, helpers: dict[str, types.CodeType]) -> dict[str, probe_api.Check]:
     if code is None:
         return {}
-    namespace: dict[str, Any] = {"__name__": CHECKS_MODULE}
-    exec(code, namespace)
+    namespace = probe_api.run_checks_file(code, helpers, CHECKS_MODULE)
     return {c.name: c for c in probe_api.collect_checks(namespace)}
 
 
@@ -772,7 +771,8 @@ def _unmarshal(text: str | None) -> Any:
 
 
 def _run_job(payload: dict[str, Any], job: dict[str, Any], results: Any, tensor_fds: dict[int, int]) -> None:
-    checks = _load_checks(_unmarshal(payload.pop("checks_code", None)))
+    helpers = {name: _unmarshal(code) for name, code in payload.pop("helpers_code", {}).items()}
+    checks = _load_checks(_unmarshal(payload.pop("checks_code", None)), helpers)
     reference = _load_reference({m: _unmarshal(c) for m, c in payload.pop("reference_code", {}).items()})
     substitutions = {q: _resolve(reference, q) for q in payload.get("uses", [])}
     impl = StudentPackage(payload["package"], substitutions, payload.get("broken_modules", {}), reference)

@@ -26,7 +26,7 @@ from autograder.check import run_public_tests
 from autograder.grading import Grader, compare_outputs
 from autograder.probe import pin_torch_state
 from autograder.mutation import apply_mutation, load_mutations
-from autograder.probe import CheckFailed, Context, collect_checks, derive_seed
+from autograder.probe import CheckFailed, Context, collect_checks, derive_seed, load_checks_file
 from autograder.quiz import load_key, load_questions, read_answers
 from autograder.reference import load_package, prune_reference
 from autograder.results import NOT_IMPLEMENTED, PASSED
@@ -46,8 +46,7 @@ STATES = np.array([[0.8, 0.1, 0.0], [0.2, 0.9, 0.1], [0.7, 0.0, 0.9]])
 
 def _checks(task_id: str):
     task = ASSIGNMENT.task(task_id)
-    namespace = {"__name__": f"_test_a2_checks_{task_id}"}
-    exec(compile(task.checks.read_text(), str(task.checks), "exec"), namespace)
+    namespace = load_checks_file(task.checks, f"_test_a2_checks_{task_id}")
     return [c for c in collect_checks(namespace) if c.task == task_id]
 
 

@@ -18,7 +18,7 @@ from autograder.assignment import load_assignment
 from autograder.grading import compare_outputs
 from autograder.probe import pin_torch_state
 from autograder.mutation import apply_mutation, load_mutations
-from autograder.probe import CheckFailed, Context, collect_checks, derive_seed
+from autograder.probe import CheckFailed, Context, collect_checks, derive_seed, load_checks_file
 from autograder.reference import load_package
 from autograder.tomlio import load_toml
 from autograder.transport import encode_outputs
@@ -33,8 +33,7 @@ REFERENCE = load_package(ASSIGNMENT.reference, "_test_family_reference", ASSIGNM
 
 def _checks(task_id: str):
     task = next(t for t in ASSIGNMENT.tasks if t.id == task_id)
-    namespace = {"__name__": f"_test_checks_{task_id}"}
-    exec(compile(task.checks.read_text(), str(task.checks), "exec"), namespace)
+    namespace = load_checks_file(task.checks, f"_test_checks_{task_id}")
     return [c for c in collect_checks(namespace) if c.task == task_id]
 
 

@@ -13,7 +13,7 @@ import torch
 from autograder.assignment import Assignment
 from autograder.probe import pin_torch_state
 from autograder.mutation import apply_mutation, load_mutations
-from autograder.probe import CheckFailed, Context, collect_checks, state_dict_outputs
+from autograder.probe import CheckFailed, Context, collect_checks, load_checks_file, state_dict_outputs
 from autograder.reference import load_package
 from autograder.transport import encode_outputs
 
@@ -34,8 +34,7 @@ def assets(assignment3: Assignment) -> dict[str, bytes]:
 
 def _checks(assignment3: Assignment, task: str) -> dict[str, Any]:
     path = assignment3.root / "hidden" / "checks" / f"{task}.py"
-    namespace: dict[str, Any] = {"__name__": f"_test_checks_{task}"}
-    exec(compile(path.read_text(), str(path), "exec"), namespace)  # noqa: S102 - as the grader loads checks
+    namespace = load_checks_file(path, f"_test_checks_{task}")
     return {c.name.split(".", 1)[1]: c for c in collect_checks(namespace)}
 
 

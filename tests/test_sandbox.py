@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from autograder import isolation
+from autograder.probe import load_checks_file
 from autograder.safety import csv_safe
 from autograder.sandbox import (
     MARKER_VARIABLE,
@@ -313,6 +314,33 @@ def test_a_lazy_zygote_is_waited_for_in_slices_and_only_ready_ones_describe_the_
     finally:
         lazy.close()
         never.close()
+
+
+HELPER_CHECKS = """
+from _shared_numbers import answer
+from autograder.probe import check
+
+
+@check("h", weight=1)
+def uses_helper(impl, ref, ctx):
+    import sys
+    return {"answer": answer(), "helper still importable": "_shared_numbers" in sys.modules}
+"""
+
+
+def test_checks_import_helper_modules_in_the_worker_and_the_parent(zygote, work, scratch, tmp_path):
+    job_dir = scratch / f"job-{time.monotonic_ns()}"
+    job_dir.mkdir()
+    spec = {"package": "pkg", "workdir": str(work), "checks_source": HELPER_CHECKS,
+            "helper_sources": {"_shared_numbers": "def answer():\n    return 42\n"},
+            "checks": [{"name": "h.uses_helper", "seed": 7}]}
+    result = zygote.run(spec, Limits(wall_seconds=30, cpu_seconds=35), job_dir, 4096)
+    assert values(result) == {"answer": 42, "helper still importable": False}  # gone before student code runs
+
+    (tmp_path / "h.py").write_text(HELPER_CHECKS)
+    (tmp_path / "_shared_numbers.py").write_text("def answer():\n    return 42\n")
+    namespace = load_checks_file(tmp_path / "h.py", "_test_helper_checks")
+    assert namespace["answer"]() == 42 and "_shared_numbers" not in sys.modules
 
 
 def test_a_required_tier_that_is_missing_refuses_to_run_anything(scratch, work):
