@@ -311,7 +311,7 @@ class Grader:
 
     def _read_check(self, check: Check, seed: int, record: dict[str, Any], result: JobResult,
                     base: CheckResult) -> CheckResult:
-        base.seconds = float(record.get("seconds", 0.0)) if isinstance(record.get("seconds"), (int, float)) else 0.0
+        base.seconds, base.cpu_seconds = (_seconds(record.get(key)) for key in ("seconds", "cpu_seconds"))
         status = record.get("status")
         if status in ("not_implemented", "error"):
             base.status = NOT_IMPLEMENTED if status == "not_implemented" else ERROR
@@ -495,6 +495,13 @@ def _read_tensor_file(job_dir: Path | None, name: Any) -> bytes | None:
     if not path.is_file() or path.is_symlink():
         raise TransportError("tensor file missing")
     return path.read_bytes()
+
+
+def _seconds(value: Any) -> float:
+    """A duration reported by the worker (untrusted): a finite, non-negative number or 0."""
+    if type(value) not in (int, float) or not 0 <= value < 1e7:
+        return 0.0
+    return float(value)
 
 
 def _format_error(error: Any) -> str:

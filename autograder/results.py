@@ -21,7 +21,8 @@ class CheckResult:
         message: Why it did not pass (empty when it passed).
         hint: The likely mistake, when the failure matches a known one.
         seed: The seed the check ran with.
-        seconds: Time spent in the worker.
+        seconds: Wall-clock time the probe took in the worker.
+        cpu_seconds: CPU time the probe took in the worker.
     """
 
     name: str
@@ -32,6 +33,7 @@ class CheckResult:
     hint: str = ""
     seed: int | None = None
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
 
     @property
     def passed(self) -> bool:

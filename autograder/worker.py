@@ -785,7 +785,7 @@ def _run_job(payload: dict[str, Any], job: dict[str, Any], results: Any, tensor_
     for index, entry in enumerate(payload["checks"]):
         record: dict[str, Any] = {"check": entry["name"]}
         results.write(dumps_record({"start": entry["name"]}) + "\n")
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         _reset_torch_state(entry["seed"])
         try:
             outputs = checks[entry["name"]].probe(impl, reference, probe_api.Context(entry["seed"], assets))
@@ -810,6 +810,7 @@ def _run_job(payload: dict[str, Any], job: dict[str, Any], results: Any, tensor_
             record.update(status="error", error=_describe_exception(exc, workdir))
             record.pop("tensors", None)
         record["seconds"] = round(time.perf_counter() - started, 4)
+        record["cpu_seconds"] = round(time.process_time() - cpu_started, 4)
         results.write(dumps_record(record) + "\n")
         results.flush()
 
