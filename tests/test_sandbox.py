@@ -147,7 +147,7 @@ def run_steps(zygote: Zygote, work: Path, checks: list[str], scratch: Path, seco
     spec = {"package": "pkg", "workdir": str(work), "checks_source": CHECKS.replace("PATHS", "[]"),
             "checks": [{"name": name, "seed": 7} for name in checks]}
     limits = Limits(wall_seconds=seconds, cpu_seconds=60, steps=len(checks))
-    zygote.isolation  # a fresh zygote's start-up is not the job's time
+    assert zygote.isolation["tier"]  # wait here: a fresh zygote's start-up is not the job's time
     started = time.monotonic()
     result = zygote.run(spec, limits, job_dir, 4096)
     return result, time.monotonic() - started
