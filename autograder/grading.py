@@ -39,7 +39,8 @@ OUTPUT_PER_CHECK = 4096
 
 
 class Grader:
-    """Grades submissions of one assignment; reusable across many submissions (reference outputs are cached).
+    """Grades submissions of one assignment; reusable across many submissions (reference outputs are cached),
+    one at a time (``grade`` uses every zygote itself; use one Grader per thread).
 
     Args:
         assignment: The assignment.
@@ -73,7 +74,6 @@ class Grader:
         self._mistake_packages: dict[str, Any] = {}
         self._wrong: dict[str, dict[str, Any] | None] = {}
         self._expected: dict[str, dict[str, Any]] = {}
-        self._idle = _IdleZygotes(self.zygotes)
         self._jobs = itertools.count(1)
 
     def close(self) -> None:
@@ -178,12 +178,17 @@ class Grader:
                 graded[task.id] = self._grade_task(task, prepared, broken, printed[task.id], zygote)
                 task = None
 
-        zygotes = sorted(self.zygotes, key=lambda z: not z.started)
+        first = self._started_zygote()
+        zygotes = [first] + [z for z in self.zygotes if z is not first]
         with ThreadPoolExecutor(len(zygotes)) as pool:
             served = [pool.submit(serve, z, longest_first[0] if i == 0 else None) for i, z in enumerate(zygotes)]
             for future in served:
                 future.result()
         return graded
+
+    def _started_zygote(self) -> Zygote:
+        """A zygote already started (the first if none is): jobs that run alone need not wait for a cold one."""
+        return next((z for z in self.zygotes if z.started), self.zygotes[0])
 
     def environment(self) -> dict[str, Any]:
         """Versions, seeds and the isolation in force: what makes a grade reproducible."""
@@ -206,16 +211,13 @@ class Grader:
         job_dir.mkdir()
         limits = Limits(wall_seconds=wall_seconds, cpu_seconds=int(wall_seconds * 2 * steps) + 5,
                         memory_bytes=self.assignment.memory_mb * 1024 * 1024, steps=steps)
-        borrowed = zygote is None
-        zygote = zygote or self._idle.get()
+        zygote = zygote or self._started_zygote()
         try:
             return zygote.run(job, limits, job_dir, OUTPUT_PER_CHECK * steps)
         except WorkerDied as exc:
             zygote.start()
             return JobResult(exit={"code": None, "signal": None, "worker_died": str(exc)}, job_dir=job_dir)
         finally:
-            if borrowed:
-                self._idle.put(zygote)
             shutil.rmtree(job["workdir"], ignore_errors=True)
 
     def _probe_imports(self, prepared: PreparedSubmission, outputs: list[str]) -> dict[str, str]:
@@ -261,10 +263,10 @@ class Grader:
         results = []
         pending = checks
         while pending:
-            done, ended = self._run_checks(task, pending, prepared, broken, outputs, zygote)
+            done = self._run_checks(task, pending, prepared, broken, outputs, zygote)
             results += done
             pending = pending[len(done):]
-            if ended is not None and ended.status == TIMEOUT:
+            if done[-1].status == TIMEOUT:  # only the check a job ended during can time out
                 results += [CheckResult(check.name, check.description, check.weight, TIMEOUT,
                                         "not run: an earlier check of this task timed out", seed=seed)
                             for check, seed in pending]
@@ -273,9 +275,9 @@ class Grader:
 
     def _run_checks(self, task: Task, checks: list[tuple[Check, int]], prepared: PreparedSubmission,
                     broken: dict[str, str], outputs: list[str],
-                    zygote: Zygote | None = None) -> tuple[list[CheckResult], CheckResult | None]:
-        """Run checks in order in one job; return the results of those that ran, up to and including the one
-        during which the job ended early (that one is also returned alone), or None if every check reported."""
+                    zygote: Zygote | None = None) -> list[CheckResult]:
+        """Run checks in order in one job; return the results of those that ran: all of them, or those up to and
+        including the one during which the job ended early (its status ``timeout`` or ``error``)."""
         job = self._job(prepared, {
             "checks_source": self.check_sources[task.id],
             "helper_sources": self.helper_sources[task.id],
@@ -302,9 +304,9 @@ class Grader:
                     base.message = (f"did not finish within {task.timeout:g} s (an endless loop, a long sleep, "
                                     f"or far too slow)" if result.timed_out else _ended_early(result, "this check"))
                     done.append(base)
-                    return done, base
+                    return done
                 done.append(self._read_check(check, seed, record, result, base))
-            return done, None
+            return done
         finally:
             if result.job_dir is not None:
                 shutil.rmtree(result.job_dir, ignore_errors=True)
@@ -408,26 +410,6 @@ class Grader:
         correct = sum(a.correct for a in graded)
         result.feedback = f"{correct} of {len(graded)} answers correct" + (f"; {problem}" if problem else "")
         return result
-
-
-class _IdleZygotes:
-    """The zygotes not running a job; hands out one that is already started before one that would start cold."""
-
-    def __init__(self, zygotes: list[Zygote]) -> None:
-        self._idle = list(zygotes)
-        self._changed = threading.Condition()
-
-    def get(self) -> Zygote:
-        with self._changed:
-            self._changed.wait_for(lambda: bool(self._idle))
-            zygote = next((z for z in self._idle if z.started), self._idle[0])
-            self._idle.remove(zygote)
-            return zygote
-
-    def put(self, zygote: Zygote) -> None:
-        with self._changed:
-            self._idle.append(zygote)
-            self._changed.notify()
 
 
 class _LazyOutputs(Mapping):

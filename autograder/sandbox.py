@@ -206,7 +206,7 @@ class Zygote:
     @property
     def started(self) -> bool:
         """Whether the zygote was started (and not closed since); it may have died meanwhile."""
-        return self.process is not None or self._isolation is not None
+        return self.process is not None
 
     @property
     def isolation(self) -> dict[str, Any]:
@@ -369,9 +369,7 @@ class Zygote:
             now = time.monotonic()
             if steps.advanced():
                 step_deadline = now + limits.wall_seconds
-            elif now >= min(step_deadline, cap):
-                return None
-            if now >= cap:
+            if now >= min(step_deadline, cap):
                 return None
 
     def _read_message(self, deadline: float, allow_timeout: bool = False) -> dict[str, Any] | None:
@@ -405,7 +403,6 @@ class _StepCounter:
         self.path = path
         self.offset = 0
         self.partial = b""
-        self.count = 0
 
     def advanced(self) -> bool:
         """Read what the job wrote since the last call; True if it started another step meanwhile."""
@@ -416,9 +413,7 @@ class _StepCounter:
         self.offset += len(data)
         lines = (self.partial + data).split(b"\n")
         self.partial = lines.pop()[: len(self.MARK)]
-        started = sum(1 for line in lines if line.startswith(self.MARK))
-        self.count += started
-        return started > 0
+        return any(line.startswith(self.MARK) for line in lines)
 
 
 def _payload(job: dict[str, Any]) -> dict[str, Any]:

@@ -132,24 +132,23 @@ def make_package(root: Path) -> Path:
     return work
 
 
-def run(zygote: Zygote, work: Path, check: str, scratch: Path, seconds: float = 30, **job):
+def run(zygote: Zygote, work: Path, checks: str | list[str], scratch: Path, seconds: float = 30, **job):
+    """One job running the named check (or checks, in order), ``seconds`` of wall-clock time for each."""
+    names = [checks] if isinstance(checks, str) else checks
     job_dir = scratch / f"job-{time.monotonic_ns()}"
     job_dir.mkdir()
-    checks = CHECKS.replace("PATHS", repr(job.pop("paths", [])))
-    spec = {"package": "pkg", "workdir": str(work), "checks_source": checks, "checks": [{"name": check, "seed": 7}]}
-    return zygote.run(spec | job, Limits(wall_seconds=seconds, cpu_seconds=int(seconds) + 5), job_dir, 4096)
+    source = CHECKS.replace("PATHS", repr(job.pop("paths", [])))
+    spec = {"package": "pkg", "workdir": str(work), "checks_source": source,
+            "checks": [{"name": name, "seed": 7} for name in names]}
+    limits = Limits(wall_seconds=seconds, cpu_seconds=int(seconds * len(names)) + 5, steps=len(names))
+    return zygote.run(spec | job, limits, job_dir, 4096)
 
 
 def run_steps(zygote: Zygote, work: Path, checks: list[str], scratch: Path, seconds: float):
-    """One job running several checks in order, ``seconds`` of wall-clock time for each."""
-    job_dir = scratch / f"job-{time.monotonic_ns()}"
-    job_dir.mkdir()
-    spec = {"package": "pkg", "workdir": str(work), "checks_source": CHECKS.replace("PATHS", "[]"),
-            "checks": [{"name": name, "seed": 7} for name in checks]}
-    limits = Limits(wall_seconds=seconds, cpu_seconds=60, steps=len(checks))
+    """``run`` several checks in one job; also return the job's wall-clock seconds."""
     assert zygote.isolation["tier"]  # wait here: a fresh zygote's start-up is not the job's time
     started = time.monotonic()
-    result = zygote.run(spec, limits, job_dir, 4096)
+    result = run(zygote, work, checks, scratch, seconds)
     return result, time.monotonic() - started
 
 
@@ -330,12 +329,8 @@ def uses_helper(impl, ref, ctx):
 
 
 def test_checks_import_helper_modules_in_the_worker_and_the_parent(zygote, work, scratch, tmp_path):
-    job_dir = scratch / f"job-{time.monotonic_ns()}"
-    job_dir.mkdir()
-    spec = {"package": "pkg", "workdir": str(work), "checks_source": HELPER_CHECKS,
-            "helper_sources": {"_shared_numbers": "def answer():\n    return 42\n"},
-            "checks": [{"name": "h.uses_helper", "seed": 7}]}
-    result = zygote.run(spec, Limits(wall_seconds=30, cpu_seconds=35), job_dir, 4096)
+    result = run(zygote, work, "h.uses_helper", scratch, checks_source=HELPER_CHECKS,
+                 helper_sources={"_shared_numbers": "def answer():\n    return 42\n"})
     assert values(result) == {"answer": 42, "helper still importable": False}  # gone before student code runs
 
     (tmp_path / "h.py").write_text(HELPER_CHECKS)
