@@ -16,7 +16,7 @@ import threading
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import torch
 
@@ -184,15 +184,31 @@ class Context:
 
         LayerNorm weights become ``1 + noise`` and biases noise, so a reused or missing norm cannot hide
         behind the default weight 1 and bias 0. Each parameter's values are drawn from its own name's seed, so
-        the student's and the reference's modules agree wherever their parameter names and shapes agree.
+        the student's and the reference's modules agree wherever their parameter names and shapes agree; the
+        children of an ``nn.Sequential`` are named by position (its order is its meaning), so
+        ``Sequential(OrderedDict(fc1=..., act=..., fc2=...))`` gets the same weights as ``Sequential(a, b, c)``.
         """
         with torch.no_grad():
-            for name, param in module.named_parameters():
+            for name, param in canonical_parameters(module):
                 generator = torch.Generator().manual_seed(derive_seed(self.seed, name))
                 noise = torch.randn(*param.shape, generator=generator, dtype=torch.float32) * scale
                 is_norm_weight = name.endswith("weight") and param.dim() == 1
                 param.copy_(1.0 + noise if is_norm_weight else noise)
         return module
+
+
+def canonical_parameters(module: torch.nn.Module, prefix: str = "",
+                         seen: set[int] | None = None) -> Iterator[tuple[str, torch.nn.Parameter]]:
+    """``module.named_parameters()`` (same order, shared parameters once) with each child of an ``nn.Sequential``
+    named by its position instead of its label."""
+    seen = set() if seen is None else seen
+    for name, param in module.named_parameters(recurse=False):
+        if id(param) not in seen:
+            seen.add(id(param))
+            yield prefix + name, param
+    for index, (name, child) in enumerate(module.named_children()):
+        label = str(index) if isinstance(module, torch.nn.Sequential) else name
+        yield from canonical_parameters(child, f"{prefix}{label}.", seen)
 
 
 def state_dict_outputs(module: torch.nn.Module, prefix: str = "state") -> Outputs:
