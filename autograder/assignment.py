@@ -48,9 +48,18 @@ class Task:
         return tuple(dict.fromkeys(name.split(".")[0] for name in self.functions))
 
 
+QUIZ_FEEDBACK = ("score", "answers", "explanations")
+
+
 @dataclass(frozen=True)
 class Quiz:
-    """A multiple-choice quiz graded against a hidden key."""
+    """A multiple-choice quiz graded against a hidden key.
+
+    Attributes:
+        feedback: What a report shows of the key (see ``QUIZ_FEEDBACK``): ``score`` only how many answers are
+            right (and which are malformed), ``answers`` which questions are right, ``explanations`` also the
+            key's explanations, which give the answers away (for after the deadline).
+    """
 
     task_id: str
     title: str
@@ -58,6 +67,7 @@ class Quiz:
     questions_file: Path
     key_file: Path
     answers_file: str
+    feedback: str = "score"
 
 
 @dataclass(frozen=True)
@@ -217,10 +227,13 @@ def _build_quiz(folder: Path, raw: dict) -> Quiz:
         questions_file=(folder / raw["questions"]).resolve(),
         key_file=(folder / raw["key"]).resolve(),
         answers_file=raw.get("answers_file", "answers.toml"),
+        feedback=str(raw.get("feedback", "score")),
     )
 
 
 def _validate(assignment: Assignment) -> None:
+    if assignment.quiz and assignment.quiz.feedback not in QUIZ_FEEDBACK:
+        raise ValueError(f"quiz feedback must be one of {', '.join(QUIZ_FEEDBACK)}, not {assignment.quiz.feedback!r}")
     ids = assignment.task_ids
     if len(set(ids)) != len(ids):
         raise ValueError(f"duplicate task ids in {ids}")

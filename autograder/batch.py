@@ -255,7 +255,7 @@ def assignment_fingerprint(assignment: Assignment) -> str:
         "grader": __version__, "name": assignment.name, "package": assignment.package, "seed": assignment.seed,
         "student_files": list(assignment.student_files), "memory_mb": assignment.memory_mb,
         "tasks": [[t.id, t.points, list(t.functions), list(t.uses), t.timeout] for t in assignment.tasks],
-        "quiz": [quiz.task_id, quiz.points, quiz.answers_file] if quiz else None,
+        "quiz": [quiz.task_id, quiz.points, quiz.answers_file, quiz.feedback] if quiz else None,
     }
     digest.update(json.dumps(header, sort_keys=True).encode())
     files = [(f"checks/{t.id}", t.checks) for t in assignment.tasks if t.checks is not None]

@@ -25,7 +25,7 @@ from .errors import AssignmentError
 from .mutation import Mutation, apply_mutation, load_mutations
 from .probe import (Check, CheckFailed, Context, collect_checks, derive_seed, helper_sources, load_checks_file,
                     pin_torch_state)
-from .quiz import grade_answers, load_key, load_questions, read_answers
+from .quiz import grade_answers, load_key, load_questions, quiz_checks, read_answers
 from .reference import load_package, prune_reference
 from .results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, TIMEOUT, CheckResult, GradeReport, TaskResult
 from .sandbox import JobResult, Limits, WorkerDied, Zygote, describe_isolation, new_scratch, start_zygotes
@@ -396,17 +396,9 @@ class Grader:
     def _grade_quiz(self, prepared: PreparedSubmission) -> TaskResult:
         quiz = self.assignment.quiz
         assert quiz is not None
-        questions = load_questions(quiz)
         answers, problem = read_answers(prepared.package_dir / quiz.answers_file)
-        graded = grade_answers(questions, load_key(quiz), answers)
-        weight = 1.0
-        checks = []
-        for answer in graded:
-            status = PASSED if answer.correct else FAILED
-            message = "" if answer.correct else (problem or answer.message)
-            checks.append(CheckResult(f"{quiz.task_id}.{answer.question}", answer.explanation or answer.question,
-                                      weight, status, message))
-        result = score_task(quiz.task_id, quiz.title, quiz.points, checks)
+        graded = grade_answers(load_questions(quiz), load_key(quiz), answers)
+        result = score_task(quiz.task_id, quiz.title, quiz.points, quiz_checks(graded, quiz.feedback, problem))
         correct = sum(a.correct for a in graded)
         result.feedback = f"{correct} of {len(graded)} answers correct" + (f"; {problem}" if problem else "")
         return result

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .assignment import Quiz
+from .results import FAILED, PASSED, CheckResult
 from .errors import AssignmentError
 from .tomlio import TOMLDecodeError, load_toml, loads_toml
 
@@ -127,3 +128,26 @@ def grade_answers(questions: list[Question], key: dict[str, dict[str, str]], ans
             message = "correct" if correct else f"incorrect (you answered {letter})"
         graded.append(AnswerCheck(question.id, letter, problem is None, correct, message, entry.get("explanation", "")))
     return graded
+
+
+def quiz_checks(graded: list[AnswerCheck], feedback: str, problem: str | None = None) -> list[CheckResult]:
+    """One check per answer, showing as much of the key as the quiz's ``feedback`` allows.
+
+    ``score`` names only the malformed answers; the well-formed ones become anonymous checks, right ones
+    first, so a report (and a student resubmitting) learns how many are right, not which. ``answers`` says
+    which are right; ``explanations`` adds the key's explanation of each question.
+    """
+    if feedback == "score":
+        invalid = [a for a in graded if not a.valid]
+        valid = sorted((a for a in graded if a.valid), key=lambda a: not a.correct)
+        checks = [CheckResult(f"quiz.{a.question}", f"question {a.question}", 1.0, FAILED, problem or a.message)
+                  for a in invalid]
+        for number, answer in enumerate(valid, start=1):
+            checks.append(CheckResult(f"quiz.answer{number}", "a well-formed answer (which questions are right "
+                                      "is not shown)", 1.0, PASSED if answer.correct else FAILED,
+                                      "" if answer.correct else "incorrect"))
+        return checks
+    return [CheckResult(f"quiz.{a.question}",
+                        a.explanation if feedback == "explanations" and a.explanation else f"question {a.question}",
+                        1.0, PASSED if a.correct else FAILED, "" if a.correct else (problem or a.message))
+            for a in graded]

@@ -17,7 +17,8 @@ import pytest
 from autograder.errors import AssignmentError
 from autograder.grading import Grader
 from autograder.mutation import load_mutations
-from autograder.reports import render_gradescope, render_json, render_junit, render_text
+from autograder.quiz import load_key
+from autograder.reports import RENDERERS, render_gradescope, render_json, render_junit, render_text
 from autograder.results import NOT_IMPLEMENTED, PASSED
 from autograder.sandbox import new_scratch, start_zygotes
 
@@ -110,6 +111,10 @@ def test_the_example_submission_gets_hints_for_its_mistakes(grader, repo, assign
     assert by_id["kv_cache_bytes"].score < by_id["kv_cache_bytes"].max_score
     assert by_id["multi_head_attention"].status == PASSED  # graded with the reference attention
     assert by_id["quiz"].score == 13
+    explanations = [" ".join(e["explanation"].split())[:60] for e in load_key(assignment3.quiz).values()]
+    for render in RENDERERS.values():
+        text = " ".join(render(report).split())
+        assert not [e for e in explanations if e in text], "a report shows the quiz key's explanations"
 
 
 MASK_LINE = "    return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)"

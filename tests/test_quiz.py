@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from autograder.quiz import Question, check_answer, check_format, grade_answers, load_key, load_questions, read_answers
+import json
+
+from autograder.quiz import (Question, check_answer, check_format, grade_answers, load_key, load_questions, quiz_checks,
+                            read_answers)
+from autograder.results import PASSED
 
 Q = Question("q1", "?", {"a": "A", "b": "B", "c": "C", "d": "D"})
 
@@ -63,3 +67,35 @@ def test_reference_answers_equal_the_key(assignment3):
     key = load_key(assignment3.quiz)
     assert problem is None
     assert {qid: value.strip().lower() for qid, value in answers.items()} == {q: e["answer"] for q, e in key.items()}
+
+
+QUESTIONS = [Question(f"q{i}", "?", {"a": "A", "b": "B", "c": "C"}) for i in range(1, 5)]
+KEY = {f"q{i}": {"answer": "b", "explanation": f"the key's reason number {i}"} for i in range(1, 5)}
+ANSWERS = {"q1": "a", "q2": "b", "q3": "zz"}  # wrong, right, malformed, missing
+
+
+def _shown(feedback):
+    checks = quiz_checks(grade_answers(QUESTIONS, KEY, ANSWERS), feedback)
+    return checks, json.dumps([c.to_dict() if hasattr(c, "to_dict") else vars(c) for c in checks])
+
+
+def test_score_feedback_names_malformed_answers_but_not_which_are_right():
+    checks, text = _shown("score")
+    assert sum(c.status == PASSED for c in checks) == 1 and len(checks) == 4
+    assert "q3" in text and "q4" in text and "must be one letter" in text  # the student's own format problems
+    assert "q1" not in text and "q2" not in text and "you answered" not in text and "reason" not in text
+
+
+def test_answers_feedback_says_which_are_right_without_explanations():
+    checks, text = _shown("answers")
+    assert [c.status == PASSED for c in checks] == [False, True, False, False]
+    assert "you answered a" in text and "reason" not in text
+
+
+def test_explanations_feedback_shows_the_keys_explanations():
+    checks, text = _shown("explanations")
+    assert [c.description for c in checks] == [f"the key's reason number {i}" for i in range(1, 5)]
+
+
+def test_the_assignments_hide_the_key_by_default(assignment3):
+    assert assignment3.quiz.feedback == "score"
