@@ -21,6 +21,7 @@ from . import __version__
 from .assignment import Assignment
 from .errors import GraderError, SubmissionError
 from .gradebook import ERROR, GRADED, Gradebook, Outcome, SubmissionRow, export_csv, export_feedback
+from .safety import printable
 from .submission import submission_digest
 
 LAYOUTS = ("auto", "plain", "gradescope", "classroom")
@@ -80,11 +81,11 @@ def _candidates(root: Path) -> tuple[list[Path], list[str]]:
         if path.name.startswith(".") or path.name == "__MACOSX" or path.name == GRADESCOPE_METADATA:
             continue
         if path.is_symlink():
-            ignored.append(f"{path.name} (a symbolic link)")
+            ignored.append(f"{printable(path.name)} (a symbolic link)")
         elif path.is_dir() or (path.is_file() and path.suffix.lower() == ".zip"):
             used.append(path)
         else:
-            ignored.append(f"{path.name} (neither a folder nor a .zip)")
+            ignored.append(f"{printable(path.name)} (neither a folder nor a .zip)")
     return used, ignored
 
 
@@ -95,6 +96,7 @@ def _stem(path: Path) -> str:
 def _unique(pairs: list[tuple[str, Path]]) -> list[Entry]:
     seen: dict[str, Path] = {}
     for student, path in pairs:
+        student = printable(student)  # a folder name need not be UTF-8; ids end up in SQLite, CSV and reports
         if not student.strip():
             raise GraderError(f"cannot derive a student id from {path.name!r}")
         if student in seen:
@@ -793,7 +795,12 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
                            f"({len(summary.skipped)} unchanged, skipped)\n")
 
         def record(job: Job, outcome: Outcome) -> None:
-            book.record(assignment.name, fingerprint, job.student, job.digest, str(job.path), outcome)
+            try:
+                book.record(assignment.name, fingerprint, job.student, job.digest, printable(job.path), outcome)
+            except Exception as exc:  # noqa: BLE001 - a report the gradebook cannot store must not end the batch
+                outcome = Outcome(ERROR, max_score=assignment.max_score, seconds=outcome.seconds,
+                                  message=f"the gradebook could not store this report ({_one_line(exc)})")
+                book.record(assignment.name, fingerprint, job.student, job.digest, printable(job.path), outcome)
             summary.graded.append((job.student, outcome))
             bar.update(job.student, outcome)
 
@@ -821,8 +828,10 @@ def _plan(book: Gradebook, assignment: Assignment, fingerprint: str, entries: li
     for entry in entries:
         try:
             digest, problem = submission_digest(entry.path, assignment), None
-        except SubmissionError as exc:
-            digest, problem = raw_digest(entry.path), str(exc)
+        except Exception as exc:  # noqa: BLE001 - an unreadable submission is that student's error, not the batch's
+            digest = raw_digest(entry.path)
+            problem = printable(str(exc) if isinstance(exc, SubmissionError) else
+                                f"cannot read this submission ({_one_line(exc)})")
         found = None if options.force else book.find(assignment.name, entry.student, digest, fingerprint)
         if found is not None and not (options.retry_errors and found.status == ERROR):
             if book.current_id(assignment.name, entry.student) != found.id:
@@ -830,7 +839,7 @@ def _plan(book: Gradebook, assignment: Assignment, fingerprint: str, entries: li
             summary.skipped.append(entry.student)
         elif problem is not None:
             outcome = Outcome(ERROR, max_score=assignment.max_score, message=problem)
-            book.record(assignment.name, fingerprint, entry.student, digest, str(entry.path), outcome)
+            book.record(assignment.name, fingerprint, entry.student, digest, printable(entry.path), outcome)
             summary.graded.append((entry.student, outcome))
         else:
             jobs.append(Job(len(jobs), entry.student, entry.path, digest))

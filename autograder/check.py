@@ -14,6 +14,7 @@ from .assignment import Assignment
 from .errors import GraderError
 from .public_plugin import RESULTS_ENV
 from .quiz import check_format, load_questions, read_answers
+from .safety import printable
 from .submission import find_package
 
 PUBLIC_TIMEOUT = 600
@@ -91,7 +92,11 @@ def run_public_tests(assignment: Assignment, package: Path) -> CheckOutcome:
             outcome.crashed = f"the public tests did not finish within {PUBLIC_TIMEOUT} s"
             return outcome
         if results_file.is_file():
-            _tally(outcome, json.loads(results_file.read_text()), assignment)
+            try:
+                _tally(outcome, json.loads(results_file.read_text(errors="replace")), assignment)
+            except (ValueError, TypeError, KeyError, AttributeError):
+                outcome.crashed = ("the public tests' results could not be read (did your code end the test run or "
+                                   "write over its files?)")
         else:
             tail = (completed.stdout + completed.stderr).strip().splitlines()[-3:]
             outcome.crashed = "the public tests could not run: " + " | ".join(tail)
@@ -161,4 +166,4 @@ def render_check(assignment: Assignment, outcome: CheckOutcome) -> str:
     lines += ["", "These are the public tests only. Hidden tests run at grading time: they compare your functions",
               "with a reference solution on random inputs of several shapes, so passing here does not",
               "guarantee full marks."]
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines)) + "\n"

@@ -148,7 +148,7 @@ class Grader:
             student_output=_truncate("\n".join(outputs), self.assignment.max_output_bytes),
             environment=self.environment(),
             seconds=round(time.monotonic() - started, 2),
-        )
+        ).make_printable()
 
     def _grade_tasks(self, chosen: list[Task], prepared: PreparedSubmission, broken: dict[str, str],
                      printed: dict[str, list[str]]) -> dict[str, TaskResult]:
@@ -221,31 +221,42 @@ class Grader:
             shutil.rmtree(job["workdir"], ignore_errors=True)
 
     def _probe_imports(self, prepared: PreparedSubmission, outputs: list[str]) -> dict[str, str]:
-        """Find the student modules that cannot be imported (error, exit or hang at import time)."""
+        """Find the student modules that cannot be imported (error, exit or hang at import time).
+
+        A job imports the modules in order and stops trusting its records at the first failure: a module that
+        imports a broken one would fail too, so the rest are tried again in a fresh job where the broken module
+        is replaced by its fallback. A failure located in another module's file tries that module first.
+        """
         broken: dict[str, str] = {}
         remaining = [m for m in self.assignment.modules if f"{m}.py" in prepared.copied]
         for module in self.assignment.modules:
             if f"{module}.py" not in prepared.copied:
                 broken[module] = f"{module}.py is missing from the submission"
-        while remaining:
+        moved: set[str] = set()
+        for _ in range(3 * len(self.assignment.modules) + 1):
+            if not remaining:
+                break
             job = self._job(prepared, {"import_modules": remaining, "broken_modules": broken})
             result = self._run(job, IMPORT_TIMEOUT)
             _collect_output(outputs, "import", result)
             done = {r.get("import"): r for r in result.records if isinstance(r.get("import"), str)}
-            progressed = False
             for module in list(remaining):
                 record = done.get(module)
-                if record is None:
-                    reason = _ended_early(result, "importing it")
+                if record is not None and record.get("status") == "ok":
+                    remaining.remove(module)
+                    continue
+                reason = _ended_early(result, "importing it") if record is None else _format_error(record.get("error"))
+                culprit = next((m for m in remaining if m != module and m not in moved and f"{m}.py" in reason), None)
+                if culprit is not None:
+                    moved.add(culprit)
+                    remaining.remove(culprit)
+                    remaining.insert(0, culprit)
+                else:
                     broken[module] = reason
                     remaining.remove(module)
-                    break
-                if record.get("status") != "ok":
-                    broken[module] = _format_error(record.get("error"))
-                remaining.remove(module)
-                progressed = True
-            if not progressed and remaining and result.done:
                 break
+        for module in remaining:
+            broken[module] = "its import could not be checked"
         return broken
 
     def _grade_task(self, task: Task, prepared: PreparedSubmission, broken: dict[str, str],
@@ -443,15 +454,20 @@ def compare_outputs(expected: dict[str, Any], actual: dict[str, Any], tolerance:
     failures = []
     for name, value in expected.items():
         if name not in actual:
-            failures.append(f"{name}: missing (got outputs {', '.join(sorted(actual)[:5]) or 'none'})")
+            failures.append(f"{name}: missing (got outputs {_names(sorted(actual)) or 'none'})")
             continue
         message = compare_value(name, value, actual[name], tol)
         if message:
             failures.append(message)
     extra = sorted(set(actual) - set(expected))
     if extra:
-        failures.append(f"unexpected extra outputs: {', '.join(extra[:5])}")
+        failures.append(f"unexpected extra outputs: {_names(extra)}")
     return failures
+
+
+def _names(names: list[str], count: int = 5, width: int = 60) -> str:
+    shown = [name if len(name) <= width else name[: width - 3] + "..." for name in names[:count]]
+    return ", ".join(shown) + (f" and {len(names) - count} more" if len(names) > count else "")
 
 
 def _load_assets(folder: Path) -> dict[str, bytes]:

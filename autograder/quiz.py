@@ -81,6 +81,8 @@ def read_answers(path: Path) -> tuple[dict[str, Any], str | None]:
         return loads_toml(data.decode("utf-8")), None
     except (UnicodeDecodeError, TOMLDecodeError) as exc:
         return {}, f"{path.name} is not valid TOML: {exc}"
+    except RecursionError:
+        return {}, f"{path.name} is not valid TOML: nested too deeply"
 
 
 def check_answer(question: Question, raw: Any) -> tuple[str | None, str | None]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .safety import printable
+
 PASSED, FAILED, ERROR, TIMEOUT, NOT_IMPLEMENTED = "passed", "failed", "error", "timeout", "not_implemented"
 STATUSES = (PASSED, FAILED, ERROR, TIMEOUT, NOT_IMPLEMENTED)
 
@@ -71,3 +73,16 @@ class GradeReport:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the ``--format json`` report)."""
         return asdict(self)
+
+    def make_printable(self) -> GradeReport:
+        """Pass every text that student code can influence through :func:`autograder.safety.printable`."""
+        self.submission = printable(self.submission, one_line=True)
+        self.notes = [printable(note, one_line=True) for note in self.notes]
+        self.student_output = printable(self.student_output)
+        for task in self.tasks:
+            task.feedback = printable(task.feedback, one_line=True)
+            for check in task.checks:
+                check.description, check.message, check.hint = (
+                    printable(check.description, one_line=True), printable(check.message, one_line=True),
+                    printable(check.hint, one_line=True))
+        return self

@@ -1,4 +1,9 @@
-"""Making untrusted text safe for the places it ends up in: spreadsheet cells (CSV exports).
+"""Making untrusted text safe for the places it ends up in: reports and terminals, spreadsheet cells (CSV exports).
+
+Messages quote exception texts, output names and file names that student code chose. :func:`printable` turns
+lone surrogates (which no UTF-8 file, terminal, XML document or SQLite text can hold) into ``?`` and shows
+control characters as escapes, so ANSI/OSC sequences, NULs, carriage returns and bidirectional overrides cannot
+repaint a terminal, break a JUnit XML file or forge a report line.
 
 Student ids, names and feedback (which quotes student output and exception messages) are untrusted. A CSV cell
 that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is read as a formula by Excel, LibreOffice
@@ -14,6 +19,22 @@ from typing import Any
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 _PLAIN_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 _INVISIBLE = re.compile(r"^[\s\u00a0\u200b-\u200f\u2060\ufeff]+")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufffe\uffff]")
+
+
+def printable(text: Any, one_line: bool = False) -> str:
+    """``text`` as a string safe to print, write as UTF-8, put in XML or store in SQLite.
+
+    Lone surrogates become ``?``; control characters other than newline and tab, and bidirectional
+    overrides, become visible escapes such as ``\\x1b``. With ``one_line``, newlines and tabs become spaces
+    (so a message cannot forge lines of a report).
+    """
+    value = text if isinstance(text, str) else str(text)
+    value = value.encode("utf-8", "replace").decode("utf-8")
+    if one_line:
+        value = value.replace("\r\n", " ").replace("\n", " ").replace("\t", " ")
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}" if ord(match.group()) < 0x100
+                        else f"\\u{ord(match.group()):04x}", value)
 
 
 def csv_safe(text: Any) -> str:

@@ -27,7 +27,7 @@ from typing import Any
 from . import isolation
 from .errors import GraderError
 
-MAX_RESULTS_BYTES = 64 * 1024 * 1024
+MAX_RESULTS_BYTES = 8 * 1024 * 1024  # plain values only (tensors travel as safetensors): real results are KBs
 STEP_POLL_SECONDS = 0.1
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 # -I ignores PYTHONPATH, the user site and the current folder; the grader's own folder is added explicitly.

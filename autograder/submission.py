@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 
 from .assignment import Assignment
 from .errors import SubmissionError
+from .safety import printable
 
 MAX_ARCHIVE_BYTES = 50 * 1024 * 1024
 MAX_ARCHIVE_MEMBERS = 5000
@@ -73,8 +74,9 @@ def unpack_zip(archive: Path, destination: Path) -> Path:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with bundle.open(member) as source, open(target, "wb") as sink:
                     shutil.copyfileobj(source, sink, length=1 << 20)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
-        raise SubmissionError(f"{archive.name} is not a readable zip archive ({exc})") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError, UnicodeDecodeError,
+            ValueError) as exc:
+        raise SubmissionError(f"{archive.name} is not a readable zip archive ({printable(exc)[:200]})") from None
     except OSError as exc:
         raise SubmissionError(f"cannot extract {archive.name}: {exc.strerror or exc}") from None
     return destination
@@ -157,7 +159,10 @@ def prepare_submission(path: Path, assignment: Assignment, scratch: Path) -> Pre
         if not zipfile.is_zipfile(path):
             raise SubmissionError(f"{path} is neither a folder nor a zip archive")
         path = unpack_zip(path, scratch / "unzipped")
-    source = find_package(path.resolve(), assignment)
+    source = find_package(path.absolute(), assignment)
+    if source.is_symlink():  # e.g. a repository's assignment3 -> a copy of the reference elsewhere
+        raise SubmissionError(f"the {assignment.package}/ package folder is a symbolic link ({source}); submit the "
+                              f"files themselves")
     workdir = scratch / "submission"
     package_dir = workdir / assignment.package
     package_dir.mkdir(parents=True)
@@ -176,11 +181,22 @@ def prepare_submission(path: Path, assignment: Assignment, scratch: Path) -> Pre
             digest.update(name.encode() + b"\0" + data + b"\0")
         else:
             prepared.missing.append(name)
-    if "__init__.py" in prepared.missing:
-        (package_dir / "__init__.py").write_text("")
+    _use_original_init(prepared, assignment)
     prepared.ignored.extend(_ignored_files(source, set(assignment.student_files)))
     prepared.digest = digest.hexdigest()
     return prepared
+
+
+def _use_original_init(prepared: PreparedSubmission, assignment: Assignment) -> None:
+    """Grade with the package's original ``__init__.py`` (students are told to leave it as it is): code added there
+    would run before every task, so one broken import in it would cost every task, not one."""
+    original = assignment.reference / "__init__.py"
+    text = original.read_bytes() if original.is_file() else b""
+    target = prepared.package_dir / "__init__.py"
+    if target.is_file() and target.read_bytes().strip() not in (b"", text.strip()):
+        prepared.ignored.append("__init__.py (changed; graded with the original, which the README asks you to "
+                                "leave as it is)")
+    target.write_bytes(text)
 
 
 def submission_digest(path: Path, assignment: Assignment) -> str:

@@ -17,6 +17,8 @@ from safetensors.torch import load as load_safetensors
 
 MAX_KEYS = 4096
 MAX_STRING = 2000
+MAX_ELEMENTS = 8_000_000  # numbers in one check's tensors: real outputs hold thousands; bounds the parent's work
+MAX_NAME = 1000  # an output's name; the student's code can choose nested names (dict outputs)
 _JSON_TYPES = {bool: "bool", int: "int", float: "float", str: "str", type(None): "none"}
 
 
@@ -119,10 +121,16 @@ def decode_outputs(values: Any, tensor_bytes: bytes | None) -> dict[str, Any]:
         tensors = load_safetensors(tensor_bytes) if tensor_bytes else {}
     except Exception as exc:  # safetensors raises its own error types on malformed input
         raise TransportError(f"unreadable tensor file: {exc}") from None
+    elements = sum(t.numel() for t in tensors.values())
+    if elements > MAX_ELEMENTS:
+        raise TransportError(f"the outputs hold {elements:,} numbers; a check's outputs may hold at most "
+                             f"{MAX_ELEMENTS:,}")
     decoded: dict[str, Any] = {}
     for key, item in values.items():
         if not isinstance(key, str) or not isinstance(item, dict):
             raise TransportError("malformed output entry")
+        if len(key) > MAX_NAME:
+            raise TransportError(f"an output name is longer than {MAX_NAME} characters")
         decoded[key] = _decode_item(item, tensors)
     return decoded
 

@@ -117,6 +117,18 @@ def test_the_example_submission_gets_hints_for_its_mistakes(grader, repo, assign
         assert not [e for e in explanations if e in text], "a report shows the quiz key's explanations"
 
 
+def test_a_module_that_imports_a_broken_one_is_graded_with_its_fallback(grader, repo, tmp_path):
+    package = tmp_path / "assignment3"
+    shutil.copytree(repo / "reference_solutions" / "assignment3", package, ignore=shutil.ignore_patterns("__pycache__"))
+    (package / "positions.py").write_text((package / "positions.py").read_text() + "\n)\n")  # a syntax error
+    report = grader.grade(package, only={"sinusoidal_positions", "tiny_gpt"})
+    by_id = {t.id: t for t in report.tasks}
+    assert by_id["sinusoidal_positions"].score == 0 and "SyntaxError" in by_id["sinusoidal_positions"].feedback
+    assert by_id["tiny_gpt"].status == PASSED, by_id["tiny_gpt"].feedback  # it imports positions: the reference's
+    assert [note for note in report.notes if "could not be imported" in note] == [
+        next(note for note in report.notes if note.startswith("positions.py"))]
+
+
 MASK_LINE = "    return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)"
 
 

@@ -4,6 +4,7 @@ mistakes, the trained-weights asset loads, and every mutation still applies. No 
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +46,31 @@ def _run(check: Any, impl: Any, reference: Any, assets: dict[str, bytes], seed: 
     return {k: tensors[v["ref"]] if v["kind"] == "tensor" else v.get("value") for k, v in values.items()}
 
 
+class _LazyReference(Mapping):
+    """The reference's outputs of a check, computed on first use (as the grader's verifiers get them)."""
+
+    def __init__(self, check: Any, reference: Any, assets: dict[str, bytes]) -> None:
+        self._compute = lambda: _run(check, reference, reference, assets)
+        self._values: dict[str, Any] | None = None
+
+    def _get(self) -> dict[str, Any]:
+        self._values = self._compute() if self._values is None else self._values
+        return self._values
+
+    def __getitem__(self, key: str) -> Any:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+
 def _verify(check: Any, outputs: dict[str, Any], reference: Any, assets: dict[str, bytes]) -> list[str]:
+    expected = _LazyReference(check, reference, assets) if reference is not None else None
     try:
-        return list(check.verify(outputs, None, Context(1234, assets, reference=reference)))
+        return list(check.verify(outputs, expected, Context(1234, assets, reference=reference)))
     except CheckFailed as exc:
         return [str(exc)]
 
@@ -126,15 +149,23 @@ def test_training_verifier_evaluates_the_weights_not_the_reported_losses(
     trained = reference.tiny_gpt.TinyGPT()
     trained.load_state_dict(load(assets["tiny_gpt_trained.safetensors"]))
     steps = check.probe.__globals__["TRAIN_STEPS"]
-    outputs = {**state_dict_outputs(trained), "number of losses": steps, "every loss is a Python float": True,
-               "every loss is finite": True, "heads": 4}
+    outputs = {**state_dict_outputs(trained), "heads": 4}
     assert _verify(check, outputs, reference, assets) == []
     torch.manual_seed(0)
     untrained = {**outputs, **state_dict_outputs(reference.tiny_gpt.TinyGPT())}
     messages = _verify(check, untrained, reference, assets)
     assert messages and "loss" in messages[0]
     assert _verify(check, outputs, None, assets), "without the reference package the verifier must not pass"
-    assert "one loss per step" in _verify(check, {**outputs, "number of losses": steps + 1}, reference, assets)[0]
+    assert f"train(steps={steps}," in messages[0]
+
+
+def test_train_contract_sees_unseeded_weights_and_batches(assignment3: Assignment, reference: Any,
+                                                          assets: dict[str, bytes], tmp_path: Path) -> None:
+    check = _checks(assignment3, "tiny_gpt_training")["train_contract"]
+    for mistake, words in (("train_weights_ignore_seed", "initial weights"),
+                           ("train_batches_ignore_seed", "batch generator")):
+        outputs = _run(check, _mutant(assignment3, mistake, tmp_path), reference, assets)
+        assert any(words in message for message in _verify(check, outputs, reference, assets)), mistake
 
 
 def test_train_contract_on_the_reference(assignment3: Assignment, reference: Any, assets: dict[str, bytes]) -> None:

@@ -22,6 +22,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+from xml.etree import ElementTree
 import time
 import zipfile
 from pathlib import Path
@@ -254,9 +255,11 @@ def test_hostile_submission(path, grader, features, reference_report, tmp_path, 
         assert elapsed < CASE_SECONDS, f"grading took {elapsed:.1f} s"
         data = json.loads(render_json(report))
         assert data["score"] == pytest.approx(sum(t["score"] for t in data["tasks"]))
-        json.loads(render_gradescope(report))
-        render_text(report)
-        render_junit(report)
+        rendered = [render_json(report), render_gradescope(report), render_text(report), render_junit(report)]
+        ElementTree.fromstring(rendered[-1])  # well-formed XML whatever the student's messages hold
+        json.loads(rendered[1])
+        for text in rendered:
+            text.encode("utf-8")  # no lone surrogates
         assert report.environment["isolation"] in TIERS
         tasks = {t.id: t for t in report.tasks}
         assert set(tasks) == only
@@ -291,6 +294,8 @@ def test_hostile_submission(path, grader, features, reference_report, tmp_path, 
             for name, status in expect.get("checks", {}).items():
                 check = next(c for c in result.checks if c.name == name)
                 assert check.status == status, (name, check.message)
+        for snippet in expect.get("report_excludes", []):
+            assert not [text for text in rendered if snippet in text], (snippet, rendered[2][:2000])
         for note in expect.get("notes", []):
             assert any(note in n for n in report.notes), (note, report.notes)
 

@@ -99,3 +99,10 @@ def test_explanations_feedback_shows_the_keys_explanations():
 
 def test_the_assignments_hide_the_key_by_default(assignment3):
     assert assignment3.quiz.feedback == "score"
+
+
+def test_deeply_nested_answers_are_a_format_problem_not_a_crash(tmp_path):
+    path = tmp_path / "answers.toml"
+    path.write_text("q1 = " + "[" * 5000 + "]" * 5000 + "\n")
+    answers, problem = read_answers(path)
+    assert answers == {} and problem == "answers.toml is not valid TOML: nested too deeply"

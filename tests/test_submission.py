@@ -112,3 +112,33 @@ def test_symlinked_student_files_are_not_followed(reference_copy, assignment3, t
     os.symlink("/etc/passwd", target)
     prepared = prepare_submission(reference_copy, assignment3, tmp_path / "s")
     assert "attention.py" in prepared.missing
+
+
+def test_a_symlinked_package_folder_is_refused(reference_copy, assignment3, tmp_path):
+    link = tmp_path / "student" / "assignment3"
+    link.parent.mkdir()
+    os.symlink(reference_copy, link)  # e.g. a repository whose assignment3 points at a copy of the reference
+    with pytest.raises(SubmissionError, match="symbolic link"):
+        prepare_submission(link, assignment3, tmp_path / "s")
+
+
+def test_a_zip_entry_name_that_is_not_utf8_is_a_clear_error(tmp_path):
+    archive = tmp_path / "bad.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.writestr("assignment3/attention.py", "x = 1\n")
+    data = bytearray(archive.read_bytes())
+    for start in range(len(data)):  # mark both headers UTF-8 and put an invalid byte in the name
+        if data[start:start + 4] in (b"PK\x03\x04", b"PK\x01\x02"):
+            flags = start + (6 if data[start + 2] == 3 else 8)
+            data[flags + 1] |= 0x08
+    data = data.replace(b"assignment3/attention.py", b"assignment3/\xff\xfeention.py")
+    archive.write_bytes(bytes(data))
+    with pytest.raises(SubmissionError, match="not a readable zip archive"):
+        unpack_zip(archive, tmp_path / "out")
+
+
+def test_the_original_init_is_graded_and_a_changed_one_is_reported(reference_copy, assignment3, tmp_path):
+    (reference_copy / "__init__.py").write_text("from . import attention, positions\nimport sys; sys.exit(3)\n")
+    prepared = prepare_submission(reference_copy, assignment3, tmp_path / "s")
+    assert (prepared.package_dir / "__init__.py").read_bytes() == (assignment3.reference / "__init__.py").read_bytes()
+    assert any(note.startswith("__init__.py (changed") for note in prepared.ignored)

@@ -19,7 +19,7 @@ def progression_batch(
     """Sample arithmetic progressions modulo 10.
 
     Row b is (start_b + step_b * p) mod 10 for p = 0 .. length - 1, with
-    start_b and step_b drawn uniformly from 0..9 (starts first, then steps).
+    start_b and step_b drawn uniformly from 0..9.
 
     Args:
         batch: Number of sequences.

@@ -1,7 +1,8 @@
 """Hidden checks of scaled_dot_product_attention: values, weights, masking, shapes and errors.
 
 Shapes are chosen so shortcuts cannot pass by accident: batch > 1, several heads, n != m, d_k != d_v,
-d_k differing from heads * d_k, a single query, odd lengths.
+d_k differing from heads * d_k, a single query, odd lengths. Float64 inputs, the inputs after the call and
+the gradients reaching q, k and v are compared with the reference too.
 """
 
 import torch
@@ -129,4 +130,43 @@ def causal_rejects_n_ne_m(impl, ref, ctx):
         q, k, v = _inputs(ctx, 2, 2, n, m, 4, 4)
         outputs[f"exception for causal=True with n={n} queries, m={m} keys"] = raised(
             lambda: impl.attention.scaled_dot_product_attention(q, k, v, causal=True))
+    return outputs
+
+
+@check("attention", weight=1, description="float64 inputs give float64 output and weights (with and without "
+                                          "causal=True)")
+def float64_inputs(impl, ref, ctx):
+    outputs = {}
+    for n, m, causal in ((5, 7, False), (6, 6, True)):
+        q, k, v = (t.double() for t in _inputs(ctx, 2, 3, n, m, 4, 6))
+        out, weights = impl.attention.scaled_dot_product_attention(q, k, v, causal=causal)
+        suffix = ", causal=True" if causal else ""
+        outputs[f"out for float64 {_label(q, k, v)}{suffix}"] = out
+        outputs[f"weights for float64 {_label(q, k, v)}{suffix}"] = weights
+    return outputs
+
+
+@check("attention", weight=1, tolerance="exact",
+       description="leaves q, k and v unchanged (no in-place operation on the caller's tensors)")
+def inputs_unchanged(impl, ref, ctx):
+    q, k, v = _inputs(ctx, 2, 3, 6, 6, 4, 5)
+    impl.attention.scaled_dot_product_attention(q, k, v)
+    impl.attention.scaled_dot_product_attention(q, k, v, causal=True)
+    return {"q after the calls": q, "k after the calls": k, "v after the calls": v}
+
+
+@check("attention", weight=1, description="gradients of the output and the weights reach q, k and v (with and "
+                                          "without causal=True)")
+def gradients(impl, ref, ctx):
+    outputs = {}
+    for n, m, causal in ((5, 7, False), (6, 6, True)):
+        q, k, v = (t.requires_grad_() for t in _inputs(ctx, 2, 3, n, m, 4, 6))
+        out_probe, weights_probe = ctx.randn(2, 3, n, 6), ctx.randn(2, 3, n, m)
+        out, weights = impl.attention.scaled_dot_product_attention(q, k, v, causal=causal)
+        loss = (out * out_probe).sum() + (weights * weights_probe).sum()
+        grads = (torch.autograd.grad(loss, (q, k, v), allow_unused=True) if loss.requires_grad
+                 else (None, None, None))
+        suffix = " with causal=True" if causal else ""
+        for name, grad in zip("qkv", grads):
+            outputs[f"gradient reaching {name}{suffix}"] = grad
     return outputs

@@ -42,4 +42,14 @@ def mask_pattern(impl, ref, ctx):
 @check("causal_mask", weight=1, tolerance="exact",
        description="causal_mask(n) for long, odd and even n: exact values, dtype bool, shape (n, n)")
 def mask_large(impl, ref, ctx):
-    return {f"causal_mask({n})": impl.attention.causal_mask(n) for n in (33, 64)}
+    return {f"causal_mask({n})": impl.attention.causal_mask(n) for n in (33, 64, 65, 130)}
+
+
+@check("causal_mask", weight=1, tolerance="exact",
+       description="each call returns a fresh mask: changing one returned mask changes no later result")
+def fresh_masks(impl, ref, ctx):
+    first = impl.attention.causal_mask(6)
+    if isinstance(first, torch.Tensor):
+        first.fill_(False) if first.dtype == torch.bool else first.fill_(0)
+    return {"causal_mask(6) after an earlier result was overwritten": impl.attention.causal_mask(6),
+            "causal_mask(4) after an earlier result was overwritten": impl.attention.causal_mask(4)}

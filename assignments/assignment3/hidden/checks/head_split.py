@@ -34,7 +34,7 @@ def split_values(impl, ref, ctx):
 
 
 def _head_layout(student, reference, ctx):
-    x, split = student["x"], student["split"]
+    x, split = reference["x"], student["split"]  # the input as the trusted parent made it, not as it came back
     heads, d = 4, 3
     if tuple(split.shape) != (2, heads, 5, d):
         yield f"split_heads(x of shape (2, 5, 12), heads=4) must have shape (2, 4, 5, 3), got {tuple(split.shape)}"
@@ -64,7 +64,7 @@ def merge_values(impl, ref, ctx):
 
 def _round_trips(student, reference, ctx):
     for name in ("merge_heads(split_heads(x, 3))", "split_heads(merge_heads(y), 3)"):
-        original = student["x"] if name.startswith("merge") else student["y"]
+        original = reference["x"] if name.startswith("merge") else reference["y"]
         back = student[name]
         if tuple(back.shape) != tuple(original.shape):
             yield f"{name} must have the shape of its input {tuple(original.shape)}, got {tuple(back.shape)}"

@@ -161,8 +161,8 @@ def permutation_equivariance(impl, ref, ctx):
 
 
 @check("multi_head_attention", weight=1,
-       description="the layer has `heads` and four nn.Linear(dim, dim) projections with bias: q_proj, k_proj, "
-                   "v_proj, out_proj")
+       description="the layer has `heads` and four different nn.Linear(dim, dim) projections with bias: q_proj, "
+                   "k_proj, v_proj, out_proj")
 def structure(impl, ref, ctx):
     ctx.seed_torch()
     layer = impl.attention.MultiHeadAttention(12, 3)
@@ -173,6 +173,8 @@ def structure(impl, ref, ctx):
         weight, bias = getattr(proj, "weight", None), getattr(proj, "bias", None)
         outputs[f"shape of layer.{name}.weight"] = [int(s) for s in getattr(weight, "shape", ())]
         outputs[f"layer.{name} has a bias"] = bias is not None
+    projections = [getattr(layer, name, None) for name in ("q_proj", "k_proj", "v_proj", "out_proj")]
+    outputs["q_proj, k_proj, v_proj and out_proj are four different modules"] = len({id(p) for p in projections}) == 4
     return outputs
 
 

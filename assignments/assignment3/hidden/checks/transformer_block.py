@@ -141,3 +141,27 @@ def structure(impl, ref, ctx):
         outputs[f"(in, out) features of the Linear layers of {label}.mlp"] = [
             [layer.in_features, layer.out_features] for layer in layers if isinstance(layer, torch.nn.Linear)]
     return outputs
+
+
+@check("transformer_block", weight=1, tolerance="exact",
+       description="leaves its input unchanged (no in-place residual on the caller's tensor)")
+def input_unchanged(impl, ref, ctx):
+    block = _block(impl, ctx, 12, 3, 2)
+    x = ctx.randn(2, 6, 12)
+    block(x, causal=True)
+    block(x)
+    return {"x after two forwards": x}
+
+
+@check("transformer_block", weight=1,
+       description="the gradient of its output reaches x, the norms and the attention")
+def gradients(impl, ref, ctx):
+    block = _block(impl, ctx, 12, 3, 2)
+    x = ctx.randn(2, 6, 12).requires_grad_()
+    probe = ctx.randn(2, 6, 12)
+    loss = (block(x, causal=True) * probe).sum()
+    named = dict(block.named_parameters())
+    names = [name for name in ("norm1.weight", "norm2.bias", "attn.q_proj.weight") if name in named]
+    grads = (torch.autograd.grad(loss, [x] + [named[name] for name in names], allow_unused=True)
+             if loss.requires_grad else [None] * (1 + len(names)))
+    return {f"gradient reaching {name}": grad for name, grad in zip(["x"] + names, grads)}
