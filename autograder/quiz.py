@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from .assignment import Quiz
-from .results import FAILED, PASSED, CheckResult
 from .errors import AssignmentError
+from .results import FAILED, PASSED, CheckResult
 from .tomlio import TOMLDecodeError, load_toml, loads_toml
 
 MAX_ANSWERS_BYTES = 64 * 1024
