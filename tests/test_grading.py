@@ -148,7 +148,7 @@ def test_a_crash_in_one_check_costs_that_check_alone(grader, repo, tmp_path):
     report = grader.grade(causal_mask_submission(repo, tmp_path, trap), only={"causal_mask"})
     checks = {c.name.split(".")[1]: c for c in report.tasks[0].checks}
     assert {name: c.status for name, c in checks.items()} == {
-        "mask_dtype_and_shape": "error", "mask_pattern": "passed", "mask_large": "passed"}
+        "mask_dtype_and_shape": "error", "mask_pattern": "passed", "mask_large": "passed", "fresh_masks": "passed"}
     assert "exited (code 0)" in checks["mask_dtype_and_shape"].message
     assert 0 < report.tasks[0].score < report.tasks[0].max_score
 
@@ -166,7 +166,8 @@ def test_a_hang_costs_its_check_and_the_later_ones_only(assignment3, repo, tmp_p
         elapsed = time.monotonic() - started
     tasks = {t.id: t for t in report.tasks}
     statuses = {c.name.split(".")[1]: c.status for c in tasks["causal_mask"].checks}
-    assert statuses == {"mask_dtype_and_shape": "passed", "mask_pattern": "timeout", "mask_large": "timeout"}
+    assert statuses == {"mask_dtype_and_shape": "passed", "mask_pattern": "timeout", "mask_large": "timeout",
+                        "fresh_masks": "timeout"}
     assert "did not finish within 3 s" in tasks["causal_mask"].checks[1].message
     assert "not run" in tasks["causal_mask"].checks[2].message
     assert tasks["attention"].score == tasks["attention"].max_score

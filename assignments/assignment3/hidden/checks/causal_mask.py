@@ -48,8 +48,8 @@ def mask_large(impl, ref, ctx):
 @check("causal_mask", weight=1, tolerance="exact",
        description="each call returns a fresh mask: changing one returned mask changes no later result")
 def fresh_masks(impl, ref, ctx):
-    first = impl.attention.causal_mask(6)
+    first = impl.attention.causal_mask(7)
     if isinstance(first, torch.Tensor):
         first.fill_(False) if first.dtype == torch.bool else first.fill_(0)
-    return {"causal_mask(6) after an earlier result was overwritten": impl.attention.causal_mask(6),
-            "causal_mask(4) after an earlier result was overwritten": impl.attention.causal_mask(4)}
+    return {"causal_mask(7) after an earlier result was overwritten": impl.attention.causal_mask(7),
+            "causal_mask(3) after an earlier result was overwritten": impl.attention.causal_mask(3)}
