@@ -74,6 +74,10 @@ def encode_outputs(outputs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str
     for key, value in list(flat.items())[:MAX_KEYS]:
         kind = type(value)
         if kind is torch.Tensor or kind is torch.nn.Parameter:
+            unsendable = _unsendable_tensor(value)
+            if unsendable:
+                values[key] = {"kind": "foreign", "type": "torch.Tensor", "detail": unsendable}
+                continue
             ref = f"t{len(tensors)}"
             tensors[ref] = torch.Tensor.detach(value).cpu().contiguous().clone()
             values[key] = {"kind": "tensor", "ref": ref}
@@ -83,6 +87,8 @@ def encode_outputs(outputs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str
             values[key] = {"kind": "ndarray", "ref": ref}
         elif isinstance(value, torch.Tensor):
             values[key] = {"kind": "foreign", "type": _type_name(value), "detail": "a subclass of torch.Tensor"}
+        elif kind is int and abs(value).bit_length() > 128:
+            values[key] = {"kind": "foreign", "type": "int", "detail": f"{abs(value).bit_length()} bits long"}
         elif kind in _JSON_TYPES:
             if kind is str:
                 value = value[:MAX_STRING]
@@ -92,6 +98,24 @@ def encode_outputs(outputs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str
         else:
             values[key] = {"kind": "foreign", "type": _type_name(value), "detail": _foreign_detail(value)}
     return values, tensors
+
+
+_SENDABLE_DTYPES = {torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.bool, torch.uint8, torch.int8,
+                    torch.int16, torch.int32, torch.int64}
+
+
+def _unsendable_tensor(tensor: torch.Tensor) -> str:
+    """Why a plain tensor cannot travel as safetensors (a sparse, quantized, meta or complex one), or ``""``."""
+    try:
+        if tensor.is_meta:
+            return "a meta tensor, which holds no values"
+        if tensor.layout != torch.strided:
+            return f"a {str(tensor.layout).removeprefix('torch.')} tensor; return a dense one"
+        if tensor.dtype not in _SENDABLE_DTYPES:
+            return f"dtype {tensor.dtype}"
+    except Exception as exc:  # noqa: BLE001 - a tensor this odd is described, not sent
+        return f"a tensor that cannot be read ({type(exc).__name__})"
+    return ""
 
 
 def _foreign_detail(value: Any) -> str:

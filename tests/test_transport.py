@@ -79,3 +79,22 @@ def test_pickle_bytes_are_not_a_tensor_file():
     pickle.dump({"t0": torch.zeros(2)}, buffer)
     with pytest.raises(TransportError):
         decode_outputs({"x": {"kind": "tensor", "ref": "t0"}}, buffer.getvalue())
+
+
+def test_tensors_safetensors_cannot_hold_and_huge_ints_arrive_as_foreign():
+    outputs = {"meta": torch.empty(3, device="meta"), "sparse": torch.eye(3).to_sparse(),
+               "complex": torch.zeros(2, dtype=torch.complex64), "huge": 10**5000, "fine": torch.ones(2)}
+    decoded = roundtrip(outputs)
+    assert decoded["meta"].describe() == "torch.Tensor (a meta tensor, which holds no values)"
+    assert "sparse_coo" in decoded["sparse"].describe() and "complex64" in decoded["complex"].describe()
+    assert decoded["huge"] == Foreign("int", "16610 bits long")
+    assert torch.equal(decoded["fine"], torch.ones(2))
+
+
+def test_outputs_too_many_numbers_or_too_long_names_are_rejected():
+    values, tensors = encode_outputs({"big": torch.zeros(8_000_001, dtype=torch.uint8)})
+    with pytest.raises(TransportError, match="at most 8,000,000"):
+        decode_outputs(values, save(tensors))
+    values, _ = encode_outputs({"x" * 1001: 1})
+    with pytest.raises(TransportError, match="longer than 1000"):
+        decode_outputs(values, None)
