@@ -73,7 +73,7 @@ def compare_value(name: str, expected: Any, actual: Any, tolerance: Tolerance) -
             return f"{name}: expected dtype {expected.dtype}, got {actual.dtype}"
         return compare_tensors(name, torch.from_numpy(expected), torch.from_numpy(actual), tolerance)
     if type(expected) is not type(actual):
-        return f"{name}: expected {describe(expected)} {_short(expected)}, got {describe(actual)} {_short(actual)}"
+        return f"{name}: expected {describe(expected)} {_short(expected)}, got {describe(actual)} {_short(actual)}".rstrip()
     if isinstance(expected, float):
         if math.isnan(expected) and math.isnan(actual):
             return None
@@ -138,5 +138,7 @@ def _item(tensor: torch.Tensor, index: tuple[int, ...]) -> str:
 
 
 def _short(value: Any) -> str:
+    if isinstance(value, Foreign):
+        return ""  # describe() already says all there is
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."

@@ -22,15 +22,27 @@ def _dtype_kind(mask):
     return f"no tensor dtype ({type(mask).__name__})"
 
 
-@check("causal_mask", weight=1, description="causal_mask(n) returns a bool tensor of shape (n, n)")
-def mask_dtype_and_shape(impl, ref, ctx):
-    outputs = {}
+def _kind(value):
+    """What a decoded output is, in words: judged in the grader's process, not named by the student's code."""
+    describe = getattr(value, "describe", None)
+    return describe() if callable(describe) else type(value).__name__
+
+
+def _mask_types(student, reference, ctx):
     for n in (1, 6):
-        mask = impl.attention.causal_mask(n)
-        outputs[f"type of causal_mask({n})"] = type(mask).__name__
-        outputs[f"dtype of causal_mask({n})"] = _dtype_kind(mask)
-        outputs[f"shape of causal_mask({n})"] = [int(s) for s in getattr(mask, "shape", ())]
-    return outputs
+        mask = student.get(f"causal_mask({n})")
+        if type(mask) is not torch.Tensor:
+            yield f"causal_mask({n}) must return a torch.Tensor, got {_kind(mask)}"
+        elif mask.dtype != torch.bool:
+            yield f"causal_mask({n}) must be a bool tensor, got {_dtype_kind(mask)} ({mask.dtype})"
+        elif tuple(mask.shape) != (n, n):
+            yield f"causal_mask({n}) must have shape ({n}, {n}), got {tuple(mask.shape)}"
+
+
+@check("causal_mask", weight=1, verify=_mask_types, compare_reference=False,
+       description="causal_mask(n) returns a bool tensor of shape (n, n)")
+def mask_dtype_and_shape(impl, ref, ctx):
+    return {f"causal_mask({n})": impl.attention.causal_mask(n) for n in (1, 6)}
 
 
 @check("causal_mask", weight=2, tolerance="exact",

@@ -41,10 +41,15 @@ def default_arguments(impl, ref, ctx):
     }
 
 
-@check("kv_cache_bytes", weight=1, description="the size is a Python int (not a float, not a tensor)")
+def _ints(student, reference, ctx):
+    for name, size in student.items():
+        if type(size) is not int:  # judged on the decoded value in the grader's process
+            describe = getattr(size, "describe", None)
+            yield f"{name} must return a Python int, got {describe() if callable(describe) else type(size).__name__}"
+
+
+@check("kv_cache_bytes", weight=1, verify=_ints, compare_reference=False,
+       description="the size is a Python int (not a float, not a tensor)")
 def returns_int(impl, ref, ctx):
-    outputs = {}
-    for args in [(3, 5, 7, 11, 13, 17), (32, 8, 128, 4096, 1, 2)]:
-        size = impl.kv_cache.kv_cache_bytes(*args)
-        outputs[f"type of kv_cache_bytes{args}"] = type(size).__name__
-    return outputs
+    return {f"kv_cache_bytes{args}": impl.kv_cache.kv_cache_bytes(*args)
+            for args in [(3, 5, 7, 11, 13, 17), (32, 8, 128, 4096, 1, 2)]}

@@ -30,16 +30,27 @@ def long_tables(impl, ref, ctx):
     return _tables(impl, LONG)
 
 
-@check("sinusoidal_positions", weight=1, description="the table is a float32 tensor of shape (length, dim)")
-def dtype_and_shape(impl, ref, ctx):
-    outputs = {}
-    for length, dim in [(10, 8), (3, 16)]:
-        table = impl.positions.sinusoidal_positions(length, dim)
+TYPED = [(10, 8), (3, 16)]
+
+
+def _table_types(student, reference, ctx):
+    for length, dim in TYPED:  # judged on the decoded values in the grader's process
         label = f"sinusoidal_positions({length}, {dim})"
-        outputs[f"type of {label}"] = type(table).__name__
-        outputs[f"dtype of {label}"] = str(getattr(table, "dtype", None))
-        outputs[f"shape of {label}"] = [int(s) for s in getattr(table, "shape", ())]
-    return outputs
+        table = student.get(label)
+        if type(table) is not torch.Tensor:
+            describe = getattr(table, "describe", None)
+            yield f"{label} must return a torch.Tensor, got {describe() if callable(describe) else type(table).__name__}"
+        elif table.dtype != torch.float32:
+            yield f"{label} must have dtype torch.float32, got {table.dtype}"
+        elif tuple(table.shape) != (length, dim):
+            yield f"{label} must have shape ({length}, {dim}), got {tuple(table.shape)}"
+
+
+@check("sinusoidal_positions", weight=1, verify=_table_types, compare_reference=False,
+       description="the table is a float32 tensor of shape (length, dim)")
+def dtype_and_shape(impl, ref, ctx):
+    return {f"sinusoidal_positions({length}, {dim})": impl.positions.sinusoidal_positions(length, dim)
+            for length, dim in TYPED}
 
 
 @check("sinusoidal_positions", weight=1, description="an odd dim raises ValueError")
