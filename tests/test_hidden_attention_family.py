@@ -13,6 +13,7 @@ import itertools
 from pathlib import Path
 
 import pytest
+import torch
 
 from autograder.assignment import load_assignment
 from autograder.grading import compare_outputs
@@ -110,3 +111,15 @@ def test_variant_passes_everything(variant, tmp_path):
     package = _package(variant, tmp_path)
     failing = [c.name for task in TASKS for c in CHECKS[task] if not _passes(c, package)]
     assert not failing, f"{variant.id} fails {failing}"
+
+
+def test_the_mask_type_is_judged_on_the_decoded_value_not_on_a_reported_name():
+    from autograder.transport import Foreign
+
+    check = next(c for c in CHECKS["causal_mask"] if c.name.endswith("mask_dtype_and_shape"))
+    spoof = {"causal_mask(1)": Foreign("assignment3.attention.Tensor"), "causal_mask(6)": torch.ones(6, 6)}
+    messages = list(check.verify(spoof, None, Context(1)))
+    assert messages == ["causal_mask(1) must return a torch.Tensor, got assignment3.attention.Tensor",
+                        "causal_mask(6) must be a bool tensor, got a floating-point dtype (torch.float32)"]
+    right = {f"causal_mask({n})": torch.ones(n, n, dtype=torch.bool).triu(1) for n in (1, 6)}
+    assert list(check.verify(right, None, Context(1))) == []

@@ -172,3 +172,13 @@ def test_train_contract_on_the_reference(assignment3: Assignment, reference: Any
     check = _checks(assignment3, "tiny_gpt_training")["train_contract"]
     assert _verify(check, _run(check, reference, reference, assets), reference, assets) == []
 
+
+
+def test_the_size_type_is_judged_on_the_decoded_value_not_on_a_reported_name(assignment3: Assignment) -> None:
+    from autograder.transport import Foreign
+
+    check = _checks(assignment3, "kv_cache_bytes")["returns_int"]
+    messages = list(check.verify({"kv_cache_bytes(3, 5, 7, 11, 13, 17)": Foreign("assignment3.kv_cache.int"),
+                                  "kv_cache_bytes(32, 8, 128, 4096, 1, 2)": 4.0}, None, Context(1)))
+    assert messages == ["kv_cache_bytes(3, 5, 7, 11, 13, 17) must return a Python int, got assignment3.kv_cache.int",
+                        "kv_cache_bytes(32, 8, 128, 4096, 1, 2) must return a Python int, got float"]
