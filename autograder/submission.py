@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import shutil
 import stat
@@ -189,14 +190,25 @@ def prepare_submission(path: Path, assignment: Assignment, scratch: Path) -> Pre
 
 def _use_original_init(prepared: PreparedSubmission, assignment: Assignment) -> None:
     """Grade with the package's original ``__init__.py`` (students are told to leave it as it is): code added there
-    would run before every task, so one broken import in it would cost every task, not one."""
-    original = assignment.reference / "__init__.py"
+    would run before every task, so one broken import in it would cost every task, not one. The original is the
+    student template's (generated, so never a solution), or an empty file where the template is not installed."""
+    original = assignment.template / "__init__.py"
     text = original.read_bytes() if original.is_file() else b""
     target = prepared.package_dir / "__init__.py"
-    if target.is_file() and target.read_bytes().strip() not in (b"", text.strip()):
+    if target.is_file() and not _holds_no_code(target.read_bytes()):
         prepared.ignored.append("__init__.py (changed; graded with the original, which the README asks you to "
                                 "leave as it is)")
     target.write_bytes(text)
+
+
+def _holds_no_code(source: bytes) -> bool:
+    """Whether a module is empty or only a docstring (and comments)."""
+    try:
+        body = ast.parse(source).body
+    except (SyntaxError, ValueError):
+        return False
+    return not body or (len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                        and isinstance(body[0].value.value, str))
 
 
 def submission_digest(path: Path, assignment: Assignment) -> str:

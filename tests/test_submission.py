@@ -140,5 +140,11 @@ def test_a_zip_entry_name_that_is_not_utf8_is_a_clear_error(tmp_path):
 def test_the_original_init_is_graded_and_a_changed_one_is_reported(reference_copy, assignment3, tmp_path):
     (reference_copy / "__init__.py").write_text("from . import attention, positions\nimport sys; sys.exit(3)\n")
     prepared = prepare_submission(reference_copy, assignment3, tmp_path / "s")
-    assert (prepared.package_dir / "__init__.py").read_bytes() == (assignment3.reference / "__init__.py").read_bytes()
+    assert (prepared.package_dir / "__init__.py").read_bytes() == (assignment3.template / "__init__.py").read_bytes()
     assert any(note.startswith("__init__.py (changed") for note in prepared.ignored)
+
+
+def test_an_init_with_only_a_docstring_is_not_reported(reference_copy, assignment3, tmp_path):
+    (reference_copy / "__init__.py").write_text('"""My own docstring."""\n# a comment\n')
+    prepared = prepare_submission(reference_copy, assignment3, tmp_path / "s")
+    assert not any(note.startswith("__init__.py") for note in prepared.ignored)
