@@ -211,6 +211,13 @@ def canonical_parameters(module: torch.nn.Module, prefix: str = "",
         yield from canonical_parameters(child, f"{prefix}{label}.", seen)
 
 
+def kind_of(value: Any) -> str:
+    """What a decoded output is, in words, for a verifier: a foreign value's own description (made by the
+    grader's transport, never named by the student's code), otherwise the type's name."""
+    describe = getattr(value, "describe", None)
+    return describe() if callable(describe) else type(value).__name__
+
+
 def state_dict_outputs(module: torch.nn.Module, prefix: str = "state") -> Outputs:
     """Name every entry of a module's state dict as a probe output (e.g. to check the weights a model learnt)."""
     return {f"{prefix}.{key}": value.detach().clone() for key, value in module.state_dict().items()}

@@ -4,7 +4,6 @@ mistakes, the trained-weights asset loads, and every mutation still applies. No 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 import torch
 
 from autograder.assignment import Assignment
+from autograder.grading import _LazyOutputs
 from autograder.probe import pin_torch_state
 from autograder.mutation import apply_mutation, load_mutations
 from autograder.probe import CheckFailed, Context, collect_checks, load_checks_file, state_dict_outputs
@@ -46,29 +46,9 @@ def _run(check: Any, impl: Any, reference: Any, assets: dict[str, bytes], seed: 
     return {k: tensors[v["ref"]] if v["kind"] == "tensor" else v.get("value") for k, v in values.items()}
 
 
-class _LazyReference(Mapping):
-    """The reference's outputs of a check, computed on first use (as the grader's verifiers get them)."""
-
-    def __init__(self, check: Any, reference: Any, assets: dict[str, bytes]) -> None:
-        self._compute = lambda: _run(check, reference, reference, assets)
-        self._values: dict[str, Any] | None = None
-
-    def _get(self) -> dict[str, Any]:
-        self._values = self._compute() if self._values is None else self._values
-        return self._values
-
-    def __getitem__(self, key: str) -> Any:
-        return self._get()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._get())
-
-    def __len__(self) -> int:
-        return len(self._get())
-
-
 def _verify(check: Any, outputs: dict[str, Any], reference: Any, assets: dict[str, bytes]) -> list[str]:
-    expected = _LazyReference(check, reference, assets) if reference is not None else None
+    # the reference's outputs, computed on first use, as the grader's verifiers get them
+    expected = _LazyOutputs(lambda: _run(check, reference, reference, assets)) if reference is not None else None
     try:
         return list(check.verify(outputs, expected, Context(1234, assets, reference=reference)))
     except CheckFailed as exc:

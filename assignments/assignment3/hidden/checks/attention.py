@@ -15,6 +15,7 @@ SHAPES = [  # (batch, heads, n, m, d_k, d_v)
     (1, 2, 9, 9, 5, 7),
 ]
 CAUSAL_SHAPES = [(3, 4, 7, 8, 6), (2, 1, 1, 4, 4), (1, 2, 12, 5, 3)]  # (batch, heads, n, d_k, d_v)
+WITH_AND_WITHOUT_MASK = [(5, 7, False), (6, 6, True)]  # (n, m, causal) for the float64 and gradient checks
 
 
 def _inputs(ctx, batch, heads, n, m, d_k, d_v):
@@ -137,7 +138,7 @@ def causal_rejects_n_ne_m(impl, ref, ctx):
                                           "causal=True)")
 def float64_inputs(impl, ref, ctx):
     outputs = {}
-    for n, m, causal in ((5, 7, False), (6, 6, True)):
+    for n, m, causal in WITH_AND_WITHOUT_MASK:
         q, k, v = (t.double() for t in _inputs(ctx, 2, 3, n, m, 4, 6))
         out, weights = impl.attention.scaled_dot_product_attention(q, k, v, causal=causal)
         suffix = ", causal=True" if causal else ""
@@ -159,7 +160,7 @@ def inputs_unchanged(impl, ref, ctx):
                                           "without causal=True)")
 def gradients(impl, ref, ctx):
     outputs = {}
-    for n, m, causal in ((5, 7, False), (6, 6, True)):
+    for n, m, causal in WITH_AND_WITHOUT_MASK:
         q, k, v = (t.requires_grad_() for t in _inputs(ctx, 2, 3, n, m, 4, 6))
         out_probe, weights_probe = ctx.randn(2, 3, n, 6), ctx.randn(2, 3, n, m)
         out, weights = impl.attention.scaled_dot_product_attention(q, k, v, causal=causal)

@@ -6,7 +6,7 @@ loses only the dtype check (and the exact-value check), not everything.
 
 import torch
 
-from autograder.probe import check
+from autograder.probe import check, kind_of
 
 LENGTHS = (1, 2, 5, 11)
 
@@ -22,17 +22,11 @@ def _dtype_kind(mask):
     return f"no tensor dtype ({type(mask).__name__})"
 
 
-def _kind(value):
-    """What a decoded output is, in words: judged in the grader's process, not named by the student's code."""
-    describe = getattr(value, "describe", None)
-    return describe() if callable(describe) else type(value).__name__
-
-
 def _mask_types(student, reference, ctx):
     for n in (1, 6):
         mask = student.get(f"causal_mask({n})")
         if type(mask) is not torch.Tensor:
-            yield f"causal_mask({n}) must return a torch.Tensor, got {_kind(mask)}"
+            yield f"causal_mask({n}) must return a torch.Tensor, got {kind_of(mask)}"
         elif mask.dtype != torch.bool:
             yield f"causal_mask({n}) must be a bool tensor, got {_dtype_kind(mask)} ({mask.dtype})"
         elif tuple(mask.shape) != (n, n):

@@ -4,7 +4,7 @@ With distinct primes a missing, doubled or swapped factor always changes the pro
 The value checks accept a float holding a whole number (the type is graded once, by returns_int).
 """
 
-from autograder.probe import check
+from autograder.probe import check, kind_of
 
 
 def _number(size):
@@ -44,8 +44,7 @@ def default_arguments(impl, ref, ctx):
 def _ints(student, reference, ctx):
     for name, size in student.items():
         if type(size) is not int:  # judged on the decoded value in the grader's process
-            describe = getattr(size, "describe", None)
-            yield f"{name} must return a Python int, got {describe() if callable(describe) else type(size).__name__}"
+            yield f"{name} must return a Python int, got {kind_of(size)}"
 
 
 @check("kv_cache_bytes", weight=1, verify=_ints, compare_reference=False,

@@ -2,7 +2,7 @@
 
 import torch
 
-from autograder.probe import check
+from autograder.probe import check, kind_of
 
 SHORT = [(10, 8), (7, 12), (1, 6), (33, 2), (5, 64)]  # odd lengths, dim != length, a single position
 LONG = [(200, 48), (64, 64), (129, 10)]  # positions far from 0: float32 roundoff of the angle grows with p
@@ -38,8 +38,7 @@ def _table_types(student, reference, ctx):
         label = f"sinusoidal_positions({length}, {dim})"
         table = student.get(label)
         if type(table) is not torch.Tensor:
-            describe = getattr(table, "describe", None)
-            yield f"{label} must return a torch.Tensor, got {describe() if callable(describe) else type(table).__name__}"
+            yield f"{label} must return a torch.Tensor, got {kind_of(table)}"
         elif table.dtype != torch.float32:
             yield f"{label} must have dtype torch.float32, got {table.dtype}"
         elif tuple(table.shape) != (length, dim):
