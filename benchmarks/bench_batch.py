@@ -38,8 +38,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder.assignment import Assignment, load_assignment  # noqa: E402
-from autograder.mutation import apply_mutation, load_mutations  # noqa: E402
+from autograder.spec.assignment import Assignment, load_assignment  # noqa: E402
+from autograder.spec.mutation import apply_mutation, load_mutations  # noqa: E402
 
 SOLUTION = re.compile(r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION\n", re.MULTILINE | re.DOTALL)
 TARGETS = {"one submission wall (s)": 10.0, "batch speed-up vs naive x2": 2.0, "overhead": 1.3,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.assignment import Assignment, load_assignment
+from autograder.spec.assignment import Assignment, load_assignment
 
 REPO = Path(__file__).resolve().parents[1]
 

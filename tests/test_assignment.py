@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.assignment import available_assignments, load_assignment
+from autograder.spec.assignment import available_assignments, load_assignment
 from autograder.errors import AssignmentError
 
 

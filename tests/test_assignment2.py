@@ -21,17 +21,20 @@ import pytest
 import torch
 from safetensors.torch import save as save_safetensors
 
-from autograder.assignment import load_assignment
-from autograder.check import run_public_tests
-from autograder.grading import Grader, compare_outputs
+from autograder.spec.assignment import load_assignment
+from autograder.public.runner import run_public_tests
+from autograder.grading.grader import Grader
+from autograder.judge.compare import compare_outputs
 from autograder.probe import pin_torch_state
-from autograder.mutation import apply_mutation, load_mutations
-from autograder.probe import CheckFailed, Context, collect_checks, derive_seed, load_checks_file
-from autograder.quiz import load_key, load_questions, read_answers
-from autograder.reference import load_package, prune_reference
-from autograder.results import NOT_IMPLEMENTED, PASSED
-from autograder.transport import decode_outputs, encode_outputs
-from autograder.verify import check_quiz_key
+from autograder.spec.mutation import apply_mutation, load_mutations
+from autograder.errors import CheckFailed
+from autograder.probe import Context
+from autograder.probe import collect_checks, derive_seed, load_checks_file
+from autograder.spec.quiz import load_key, load_questions, read_answers
+from autograder.spec.reference import load_package, prune_reference
+from autograder.reports.results import NOT_IMPLEMENTED, PASSED
+from autograder.judge.transport import decode_outputs, encode_outputs
+from autograder.authoring.verify import check_quiz_key
 
 ASSIGNMENT = load_assignment("assignment2")
 REFERENCE = load_package(ASSIGNMENT.reference, "_test_assignment2_reference", ASSIGNMENT.modules)
@@ -154,7 +157,7 @@ def test_quiz_key_is_complete_and_matches_the_reference_answers():
 
 def test_template_is_current():
     pytest.importorskip("nbgrader", reason="nbgrader is not installed (pip install -e '.[instructor]')")
-    from autograder.template import template_drift
+    from autograder.authoring.template import template_drift
 
     assert template_drift(ASSIGNMENT) == [], "run `grader template assignment2`"
 

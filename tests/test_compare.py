@@ -8,9 +8,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.compare import TOLERANCES, compare_tensors, compare_value
-from autograder.grading import compare_outputs
-from autograder.transport import Foreign
+from autograder.judge.compare import TOLERANCES, compare_tensors, compare_value
+from autograder.judge.compare import compare_outputs
+from autograder.judge.transport import Foreign
 
 F32 = TOLERANCES["float32"]
 

@@ -15,12 +15,16 @@ from xml.etree import ElementTree
 import pytest
 
 from autograder.errors import AssignmentError
-from autograder.grading import Grader
-from autograder.mutation import load_mutations
-from autograder.quiz import load_key
-from autograder.reports import RENDERERS, render_gradescope, render_json, render_junit, render_text
-from autograder.results import NOT_IMPLEMENTED, PASSED
-from autograder.sandbox import new_scratch, start_zygotes
+from autograder.grading.grader import Grader
+from autograder.spec.mutation import load_mutations
+from autograder.spec.quiz import load_key
+from autograder.reports.registry import RENDERERS
+from autograder.reports.gradescope import render_gradescope
+from autograder.reports.json_report import render_json
+from autograder.reports.junit import render_junit
+from autograder.reports.text import render_text
+from autograder.reports.results import NOT_IMPLEMENTED, PASSED
+from autograder.sandbox.host import new_scratch, start_zygotes
 
 pytestmark = pytest.mark.slow
 

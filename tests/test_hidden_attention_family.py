@@ -15,14 +15,16 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder.assignment import load_assignment
-from autograder.grading import compare_outputs
+from autograder.spec.assignment import load_assignment
+from autograder.judge.compare import compare_outputs
 from autograder.probe import pin_torch_state
-from autograder.mutation import apply_mutation, load_mutations
-from autograder.probe import CheckFailed, Context, collect_checks, derive_seed, load_checks_file
-from autograder.reference import load_package
-from autograder.tomlio import load_toml
-from autograder.transport import encode_outputs
+from autograder.spec.mutation import apply_mutation, load_mutations
+from autograder.errors import CheckFailed
+from autograder.probe import Context
+from autograder.probe import collect_checks, derive_seed, load_checks_file
+from autograder.spec.reference import load_package
+from autograder.util.tomlio import load_toml
+from autograder.judge.transport import encode_outputs
 
 TASKS = ("causal_mask", "attention", "head_split", "multi_head_attention", "transformer_block")
 FAMILY_FILE = "attention_family.toml"
@@ -114,7 +116,7 @@ def test_variant_passes_everything(variant, tmp_path):
 
 
 def test_the_mask_type_is_judged_on_the_decoded_value_not_on_a_reported_name():
-    from autograder.transport import Foreign
+    from autograder.judge.transport import Foreign
 
     check = next(c for c in CHECKS["causal_mask"] if c.name.endswith("mask_dtype_and_shape"))
     spoof = {"causal_mask(1)": Foreign("assignment3.attention.Tensor"), "causal_mask(6)": torch.ones(6, 6)}

@@ -10,13 +10,16 @@ from typing import Any
 import pytest
 import torch
 
-from autograder.assignment import Assignment
-from autograder.grading import _LazyOutputs
+from autograder.spec.assignment import Assignment
+from autograder.judge.verdict import LazyOutputs
 from autograder.probe import pin_torch_state
-from autograder.mutation import apply_mutation, load_mutations
-from autograder.probe import CheckFailed, Context, collect_checks, load_checks_file, state_dict_outputs
-from autograder.reference import load_package
-from autograder.transport import encode_outputs
+from autograder.spec.mutation import apply_mutation, load_mutations
+from autograder.errors import CheckFailed
+from autograder.probe import Context
+from autograder.probe import collect_checks, load_checks_file
+from autograder.probe import state_dict_outputs
+from autograder.spec.reference import load_package
+from autograder.judge.transport import encode_outputs
 
 TASKS = ("sinusoidal_positions", "kv_cache_decode", "kv_cache_bytes", "tiny_gpt", "tiny_gpt_training")
 MISTAKES_FILE = "positions_kv_gpt.toml"
@@ -48,7 +51,7 @@ def _run(check: Any, impl: Any, reference: Any, assets: dict[str, bytes], seed: 
 
 def _verify(check: Any, outputs: dict[str, Any], reference: Any, assets: dict[str, bytes]) -> list[str]:
     # the reference's outputs, computed on first use, as the grader's verifiers get them
-    expected = _LazyOutputs(lambda: _run(check, reference, reference, assets)) if reference is not None else None
+    expected = LazyOutputs(lambda: _run(check, reference, reference, assets)) if reference is not None else None
     try:
         return list(check.verify(outputs, expected, Context(1234, assets, reference=reference)))
     except CheckFailed as exc:
@@ -155,7 +158,7 @@ def test_train_contract_on_the_reference(assignment3: Assignment, reference: Any
 
 
 def test_the_size_type_is_judged_on_the_decoded_value_not_on_a_reported_name(assignment3: Assignment) -> None:
-    from autograder.transport import Foreign
+    from autograder.judge.transport import Foreign
 
     check = _checks(assignment3, "kv_cache_bytes")["returns_int"]
     messages = list(check.verify({"kv_cache_bytes(3, 5, 7, 11, 13, 17)": Foreign("assignment3.kv_cache.int"),

@@ -31,14 +31,17 @@ import pytest
 import tomllib
 import torch
 
-from autograder import grading
-from autograder.assignment import load_assignment
+from autograder.grading import grader as grading
+from autograder.spec.assignment import load_assignment
 from autograder.errors import SubmissionError
-from autograder.grading import Grader
-from autograder.isolation import TIERS
-from autograder.reports import render_gradescope, render_json, render_junit, render_text
-from autograder.sandbox import MARKER_VARIABLE
-from autograder.submission import prepare_submission
+from autograder.grading.grader import Grader
+from autograder.sandbox.tiers import TIERS
+from autograder.reports.gradescope import render_gradescope
+from autograder.reports.json_report import render_json
+from autograder.reports.junit import render_junit
+from autograder.reports.text import render_text
+from autograder.sandbox.host import MARKER_VARIABLE
+from autograder.submission.package import prepare_submission
 
 pytestmark = pytest.mark.slow
 

@@ -6,8 +6,8 @@ import ast
 
 import pytest
 
-from autograder.assignment import load_assignment
-from autograder.reference import prune_reference
+from autograder.spec.assignment import load_assignment
+from autograder.spec.reference import prune_reference
 
 ASSIGNMENT = load_assignment("assignment3")
 

@@ -15,11 +15,11 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from autograder.assignment import Assignment, load_assignment
+from autograder.spec.assignment import Assignment, load_assignment
 from autograder.cli import main
-from autograder.quiz import load_key
-from autograder.release import FORBIDDEN_NAME_PARTS, ReleaseError, build_release, fill
-from autograder.template import BEGIN, END
+from autograder.spec.quiz import load_key
+from autograder.authoring.release import FORBIDDEN_NAME_PARTS, ReleaseError, build_release, fill
+from autograder.authoring.template import BEGIN, END
 
 NBGRADER_MISSING = "nbgrader is not installed (pip install -e '.[instructor]'); CI installs it, so this runs there"
 

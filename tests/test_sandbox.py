@@ -14,19 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder import isolation
+from autograder.sandbox import linux as isolation
 from autograder.probe import load_checks_file
-from autograder.safety import csv_safe
-from autograder.sandbox import (
-    MARKER_VARIABLE,
-    IsolationError,
-    Limits,
-    Zygote,
-    _read_plain,
-    _sanitize,
-    describe_isolation,
-    new_scratch,
-)
+from autograder.util.safety import csv_safe
+from autograder.sandbox.host import MARKER_VARIABLE, Limits, Zygote, describe_isolation, new_scratch
+from autograder.errors import IsolationError
+from autograder.sandbox.results import read_plain, sanitize_job_dir
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -392,7 +385,7 @@ def test_links_fifos_and_folders_in_a_job_folder_are_removed_before_reading(tmp_
     os.link(tmp_path / "secret", job / "check_0.safetensors")
     (job / "extra").mkdir()
     (job / "fine.txt").write_text("ok")
-    _sanitize(job)
+    sanitize_job_dir(job)
     assert sorted(p.name for p in job.iterdir()) == ["fine.txt"]
 
 
@@ -400,9 +393,9 @@ def test_reading_a_job_file_never_follows_links_or_blocks(tmp_path):
     os.mkfifo(tmp_path / "fifo")
     (tmp_path / "target").write_text("x")
     (tmp_path / "link").symlink_to(tmp_path / "target")
-    assert _read_plain(tmp_path / "fifo", 10) is None
-    assert _read_plain(tmp_path / "link", 10) is None
-    assert _read_plain(tmp_path / "target", 10) == (b"x", 1)
+    assert read_plain(tmp_path / "fifo", 10) is None
+    assert read_plain(tmp_path / "link", 10) is None
+    assert read_plain(tmp_path / "target", 10) == (b"x", 1)
 
 
 # ----------------------------------------------------------------------------------------------------------

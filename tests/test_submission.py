@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from autograder.errors import SubmissionError
-from autograder.submission import find_package, prepare_submission, unpack_zip
+from autograder.submission.package import find_package, prepare_submission, unpack_zip
 
 
 @pytest.fixture

@@ -12,22 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder.assignment import Assignment, load_assignment
+from autograder.spec.assignment import Assignment, load_assignment
 from autograder.errors import GraderError
-from autograder.quiz import load_key, load_questions
-from autograder.reference import load_package
-from autograder.template import (
-    BEGIN,
-    END,
-    TemplateError,
-    blank_answers,
-    clear_solutions,
-    find_regions,
-    render_template,
-    template_drift,
-    write_files,
-)
-from autograder.tomlio import loads_toml
+from autograder.spec.quiz import load_key, load_questions
+from autograder.spec.reference import load_package
+from autograder.authoring.template import BEGIN, END, TemplateError, blank_answers, clear_solutions, find_regions, render_template, template_drift, write_files
+from autograder.util.tomlio import loads_toml
 
 NBGRADER_MISSING = "nbgrader is not installed (pip install -e '.[instructor]'); CI installs it, so this runs there"
 
@@ -219,7 +209,7 @@ def test_grader_template_regenerates_the_folder(assignment_copy: Assignment) -> 
     target = assignment_copy.template / "attention.py"
     target.write_text(target.read_text() + "\n# drift\n")
     assert template_drift(assignment_copy)
-    from autograder.template import generate_template
+    from autograder.authoring.template import generate_template
 
     generate_template(assignment_copy)
     assert template_drift(assignment_copy) == []

@@ -7,7 +7,7 @@ import pytest
 import torch
 from safetensors.torch import save
 
-from autograder.transport import Foreign, TransportError, decode_outputs, encode_outputs
+from autograder.judge.transport import Foreign, TransportError, decode_outputs, encode_outputs
 
 
 def roundtrip(outputs):

@@ -1,0 +1,166 @@
+"""``grader audit``: grade every known mistake and correct variant to test the hidden tests themselves."""
+
+from __future__ import annotations
+
+import queue
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder.grading.grader import Grader
+from autograder.reports.results import PASSED, GradeReport
+from autograder.spec.assignment import Assignment
+from autograder.spec.mutation import Mutation, apply_mutation, load_mutations
+from autograder.spec.reference import module_imports
+
+CAUGHT, ESCAPED, COLLATERAL, FULL, PENALISED, BROKEN = (
+    "caught", "ESCAPED", "COLLATERAL", "full marks", "WRONGLY PENALISED", "STALE")
+
+
+@dataclass
+class AuditRow:
+    """The audit's verdict on one mutation."""
+
+    mutation: Mutation
+    kind: str
+    verdict: str
+    scores: dict[str, tuple[float, float]] = field(default_factory=dict)
+    diagnosis: str = ""
+    diagnosed: bool = False
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict in (CAUGHT, FULL)
+
+
+def tasks_to_grade(assignment: Assignment, mutation: Mutation) -> set[str]:
+    """Tasks a mutation can affect: its target, and every task whose modules are or import an edited file.
+
+    A task in a module that neither is nor imports an edited file runs exactly the reference's code, so
+    grading it would only cost time. Tasks in importing modules are graded (and slow ones when their own
+    file changes): a dependency the manifest forgot to declare in ``uses`` shows up there as collateral.
+    """
+    edited = {edit.file.removesuffix(".py") for edit in mutation.edits}
+    imports = module_imports(assignment.reference, assignment.modules)
+    reached = {m for m in assignment.modules if m in edited or imports[m] & edited}
+    chosen = {t.id for t in assignment.tasks
+              if (set(t.modules) & edited) or (not t.slow and set(t.modules) & reached)}
+    if mutation.task and mutation.task in {t.id for t in assignment.tasks}:
+        chosen.add(mutation.task)
+    return chosen
+
+
+def judge(mutation: Mutation, kind: str, report: GradeReport) -> AuditRow:
+    """Decide whether a mistake was caught (only in its task) or a variant kept full marks."""
+    scores = {t.id: (t.score, t.max_score) for t in report.tasks}
+    row = AuditRow(mutation, kind, FULL, scores)
+    lost = sorted(t.id for t in report.tasks if t.score < t.max_score)
+    if kind == "variant":
+        if lost:
+            row.verdict = PENALISED
+            row.detail = "; ".join(f"{t.id}: {t.feedback}" for t in report.tasks if t.id in lost)[:400]
+        return row
+    target = next((t for t in report.tasks if t.id == mutation.task), None)
+    collateral = [name for name in lost if name != mutation.task]
+    if target is None or target.score >= target.max_score:
+        row.verdict = ESCAPED
+    elif collateral:
+        row.verdict = COLLATERAL
+        row.detail = f"also lost points in {', '.join(collateral)}"
+    else:
+        row.verdict = CAUGHT
+    if target is not None:
+        failing = [c for c in target.checks if c.status != PASSED]
+        row.diagnosis = next((c.hint for c in failing if c.hint), "")
+        row.diagnosed = bool(row.diagnosis) and row.diagnosis == mutation.hint
+        if row.verdict == CAUGHT and not row.detail and failing:
+            row.detail = f"{failing[0].status}: {failing[0].message}"[:200]
+    return row
+
+
+def run_audit(assignment: Assignment, jobs: int = 2, progress=None) -> list[AuditRow]:
+    """Grade every mistake and variant of the assignment, ``jobs`` at a time.
+
+    Args:
+        assignment: The assignment to audit.
+        jobs: Number of graders working in parallel (each has its own worker process).
+        progress: Optional callback ``progress(row)`` called as each row completes.
+
+    Returns:
+        One row per mutation, mistakes first, in declaration order.
+    """
+    work = [(m, "mistake") for m in load_mutations(assignment, "mistakes")]
+    work += [(m, "variant") for m in load_mutations(assignment, "variants")]
+    pending: queue.Queue = queue.Queue()
+    for index, item in enumerate(work):
+        pending.put((index, item))
+    rows: list[AuditRow | None] = [None] * len(work)
+    lock = threading.Lock()
+
+    def worker() -> None:
+        with tempfile.TemporaryDirectory(prefix="grader-audit-") as tmp, Grader(assignment) as grader:
+            while True:
+                try:
+                    index, (mutation, kind) = pending.get_nowait()
+                except queue.Empty:
+                    return
+                row = _audit_one(grader, assignment, mutation, kind, Path(tmp))
+                with lock:
+                    rows[index] = row
+                    if progress:
+                        progress(row)
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(max(1, min(jobs, len(work))))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return [row for row in rows if row is not None]
+
+
+def _audit_one(grader: Grader, assignment: Assignment, mutation: Mutation, kind: str, tmp: Path) -> AuditRow:
+    try:
+        folder = apply_mutation(assignment.reference, mutation, tmp / mutation.id / assignment.package)
+    except Exception as exc:  # noqa: BLE001 - a stale edit is reported as a row, the audit goes on
+        return AuditRow(mutation, kind, BROKEN, detail=str(exc))
+    only = tasks_to_grade(assignment, mutation)
+    report = grader.grade(folder, only=only)
+    return judge(mutation, kind, report)
+
+
+def render_audit(rows: list[AuditRow], seconds: float) -> str:
+    """The audit table, the kill rate and the diagnosis rate."""
+    width = max([len(r.mutation.id) for r in rows] + [4])
+    lines = [f"{'case'.ljust(width)}  {'kind':7}  {'expected task':22}  {'verdict':17}  diagnosis / detail"]
+    for row in rows:
+        expected = row.mutation.task or "(full marks)"
+        note = row.diagnosis if row.kind == "mistake" and row.diagnosis else row.detail
+        marker = " [right hint]" if row.diagnosed else ""
+        lines.append(f"{row.mutation.id.ljust(width)}  {row.kind:7}  {expected:22}  {row.verdict:17}  "
+                     f"{note[:110]}{marker}")
+    mistakes = [r for r in rows if r.kind == "mistake"]
+    variants = [r for r in rows if r.kind == "variant"]
+    caught = sum(r.verdict == CAUGHT for r in mistakes)
+    diagnosed = sum(r.diagnosed for r in mistakes)
+    kept = sum(r.verdict == FULL for r in variants)
+    lines += [
+        "",
+        f"mistakes caught only in their task: {caught} / {len(mistakes)}"
+        + (f" (kill rate {caught / len(mistakes):.0%})" if mistakes else ""),
+        f"mistakes with the right diagnosis: {diagnosed} / {len(mistakes)}"
+        + (f" ({diagnosed / len(mistakes):.0%})" if mistakes else ""),
+        f"variants with full marks: {kept} / {len(variants)}",
+        f"wall time: {seconds:.1f} s",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def audit_and_render(assignment: Assignment, jobs: int) -> tuple[bool, str]:
+    """Run the audit and return (all good, table)."""
+    started = time.monotonic()
+    rows = run_audit(assignment, jobs=jobs)
+    ok = bool(rows) and all(row.ok for row in rows)
+    return ok, render_audit(rows, time.monotonic() - started)

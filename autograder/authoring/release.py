@@ -1,0 +1,388 @@
+"""``grader release``: the student release, the Gradescope autograder and a GitHub Classroom starter repository."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.authoring.template import (
+    STUDENT_README,
+    find_regions,
+    render_template,
+    template_drift,
+)
+from autograder.errors import GraderError
+from autograder.spec.assignment import Assignment, assignments_root
+from autograder.spec.quiz import load_key
+from autograder.util.paths import PACKAGE_DIR, PACKAGE_ROOT, display_path
+from autograder.util.tomlio import load_toml
+
+TEMPLATES = PACKAGE_DIR / "templates"
+FORBIDDEN_NAME_PARTS = ("hidden", "key", "reference", "mistake", "variant")
+MIN_LEAK_LINE = 16
+_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+_PLACEHOLDER = re.compile(r"@@[A-Z_]+@@")
+_STUDENT_ENTRY_POINTS = ("autograder.cli", "autograder.check", "autograder.public_plugin")
+_STUB_MODULE = '''"""Not part of the student release: this command needs the instructor's copy of the grader."""
+
+from .errors import GraderError
+
+raise GraderError("this command needs the instructor's copy of the grader (hidden tests and reference); "
+                  "the student release runs `grader check` only")
+'''
+
+
+class ReleaseError(GraderError):
+    """The release cannot be built, or what was built fails a check."""
+
+
+@dataclass(frozen=True)
+class Release:
+    """What ``grader release`` wrote.
+
+    Attributes:
+        root: The output folder.
+        student: The student release folder.
+        student_zip: The student release as a zip (one top folder).
+        gradescope_zip: The Gradescope autograder zip (setup.sh and run_autograder at its root).
+        classroom: The GitHub Classroom starter repository (the student release plus the workflow).
+        readme: What each output is for.
+    """
+
+    root: Path
+    student: Path
+    student_zip: Path
+    gradescope_zip: Path
+    classroom: Path
+    readme: Path
+
+
+# -- templates -----------------------------------------------------------------------------------------
+
+
+def torch_version() -> str:
+    """The torch version pinned in pyproject.toml (what every install must use)."""
+    for requirement in load_toml(PACKAGE_ROOT / "pyproject.toml")["project"]["dependencies"]:
+        name, _, version = requirement.partition("==")
+        if name.strip() == "torch" and version:
+            return version.strip()
+    raise ReleaseError("pyproject.toml does not pin torch (torch==X.Y.Z); the release scripts need the pin")
+
+
+def fill(template_name: str, values: dict[str, str]) -> str:
+    """Read ``autograder/templates/<name>`` and replace each ``@@KEY@@``; every placeholder must be known.
+
+    A placeholder alone on its line takes the value indented like the placeholder (for scripts in YAML).
+    """
+    text = (TEMPLATES / template_name).read_text(encoding="utf-8")
+    for key, value in values.items():
+        text = re.sub(rf"^([ \t]*)@@{key}@@[ \t]*$", lambda m, v=value: _indent(v, m.group(1)), text, flags=re.M)
+        text = text.replace(f"@@{key}@@", value)
+    left = _PLACEHOLDER.search(text)
+    if left:
+        raise ReleaseError(f"template {template_name}: no value for {left.group(0)}")
+    return text
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line if line.strip() else "" for line in text.rstrip("\n").split("\n"))
+
+
+def template_values(assignment: Assignment) -> dict[str, str]:
+    """The values every release template may use."""
+    return {
+        "ASSIGNMENT": assignment.name,
+        "PACKAGE": assignment.package,
+        "TITLE": assignment.title,
+        "TORCH_VERSION": torch_version(),
+        "STUDENT": f"{assignment.name}-student",
+        "GRADESCOPE": f"{assignment.name}-gradescope",
+        "SUMMARY_SCRIPT": (TEMPLATES / "grade_summary.py").read_text(encoding="utf-8"),
+    }
+
+
+# -- copying -------------------------------------------------------------------------------------------
+
+
+def _write(path: Path, data: bytes | str, executable: bool = False) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    path.write_bytes(data)
+    os.chmod(path, 0o755 if executable else 0o644)
+
+
+def _copy_tree(source: Path, destination: Path) -> None:
+    shutil.copytree(source, destination, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
+
+
+def _repository_root(assignment: Assignment) -> Path:
+    """The folder that holds ``assignments/`` (the reference and template paths are relative to it)."""
+    return assignment.root.parent.parent
+
+
+def student_grader_modules() -> list[Path]:
+    """The grader's module files ``grader check`` needs: whatever importing its entry points loads."""
+    code = ("import sys\n"
+            f"for name in {list(_STUDENT_ENTRY_POINTS)!r}: __import__(name)\n"
+            "for name, module in sorted(sys.modules.items()):\n"
+            "    if name == 'autograder' or name.startswith('autograder.'): print(module.__file__)\n")
+    env = dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), PYTHONDONTWRITEBYTECODE="1")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                            cwd=PACKAGE_ROOT, timeout=120)
+    if result.returncode != 0:
+        raise ReleaseError(f"cannot list the modules `grader check` needs: {result.stderr.strip()[-300:]}")
+    files = [Path(line).resolve() for line in result.stdout.split()]
+    outside = [f for f in files if PACKAGE_DIR not in f.parents]
+    if outside:
+        raise ReleaseError(f"the grader was imported from {outside[0]}, not from {PACKAGE_DIR}")
+    return sorted(files)
+
+
+def _cli_command_modules() -> set[str]:
+    """Modules of this package that the CLI's commands import lazily (``from .x import ...`` in a function)."""
+    tree = ast.parse((PACKAGE_DIR / "cli.py").read_text(encoding="utf-8"))
+    names = set()
+    for function in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+        for node in ast.walk(function):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                names.add(node.module.split(".")[0])
+    return names
+
+
+def write_student_grader(destination: Path) -> None:
+    """A minimal grader: the modules ``grader check`` imports, and stubs for the instructor commands.
+
+    A stub raises a one-line GraderError on import, so ``grader grade`` in the student release says what
+    is missing instead of printing a traceback.
+    """
+    package = destination / "autograder"
+    kept = set()
+    for path in student_grader_modules():
+        relative = path.relative_to(PACKAGE_DIR)
+        _write(package / relative, path.read_bytes())
+        kept.add(relative.with_suffix("").as_posix())
+    for module in sorted(_cli_command_modules() - kept):
+        _write(package / f"{module}.py", _STUB_MODULE)
+    _write(destination / "pyproject.toml", (PACKAGE_ROOT / "pyproject.toml").read_bytes())
+
+
+# -- the student release -------------------------------------------------------------------------------
+
+
+def build_student_release(assignment: Assignment, destination: Path, template: dict[str, bytes]) -> Path:
+    """The student release folder: the stubs, the public tests, a README and the minimal grader.
+
+    Args:
+        assignment: The assignment.
+        destination: The folder to create.
+        template: The template's files (from render_template).
+
+    Returns:
+        The folder.
+    """
+    values = template_values(assignment)
+    for name, data in template.items():
+        _write(destination / assignment.package / name, data)
+    _write(destination / "README.md", fill("student_release_README.md", values))
+    write_student_grader(destination)
+    target = destination / "assignments" / assignment.name
+    _write(target / "assignment.toml", (assignment.root / "assignment.toml").read_bytes())
+    if assignment.quiz is not None:
+        _write(target / assignment.quiz.questions_file.name, assignment.quiz.questions_file.read_bytes())
+    readme = assignment.root / STUDENT_README
+    if readme.is_file():
+        _write(target / STUDENT_README, readme.read_bytes())
+    _copy_tree(assignment.public_tests, target / assignment.public_tests.relative_to(assignment.root))
+    return destination
+
+
+def solution_lines(assignment: Assignment) -> set[str]:
+    """Lines of the reference's solution regions that would betray a solution if they were released.
+
+    Stripped lines longer than 15 characters, minus those that also occur outside the regions or in the
+    public tests (published on purpose: a line there, such as ``with torch.no_grad():``, is no secret).
+    """
+    inside: set[str] = set()
+    outside: set[str] = {line.strip() for path in sorted(assignment.public_tests.rglob("*.py"))
+                         for line in path.read_text(encoding="utf-8").split("\n")}
+    for path in sorted(assignment.reference.glob("*.py")):
+        lines = path.read_text(encoding="utf-8").split("\n")
+        regions = find_regions("\n".join(lines), display_path(path))
+        marked = {n for r in regions for n in range(r.begin, r.end + 1)}
+        for number, line in enumerate(lines, start=1):
+            (inside if number in marked else outside).add(line.strip())
+    return {line for line in inside - outside if len(line) >= MIN_LEAK_LINE}
+
+
+def scan_for_leaks(assignment: Assignment, folder: Path) -> list[str]:
+    """What in a student-facing folder should not be there: hidden file names, solution lines, the quiz key.
+
+    Args:
+        assignment: The assignment.
+        folder: The student release (or any folder meant for students).
+
+    Returns:
+        One line per problem (empty when the folder is clean).
+    """
+    secrets = solution_lines(assignment)
+    explanations = []
+    if assignment.quiz is not None and assignment.quiz.key_file.is_file():
+        explanations = [" ".join(e["explanation"].split()) for e in load_key(assignment.quiz).values()
+                        if len(e["explanation"].strip()) >= MIN_LEAK_LINE]
+    problems = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        relative = path.relative_to(folder).as_posix()
+        bad = [part for part in FORBIDDEN_NAME_PARTS if part in relative.lower()]
+        if bad:
+            problems.append(f"{relative}: file name contains {bad[0]!r}")
+        texts = [path.read_bytes()]
+        if path.suffix == ".zip":
+            with zipfile.ZipFile(path) as bundle:
+                texts = [bundle.read(member) for member in bundle.namelist()]
+                problems += [f"{relative}: member {m} contains {p!r}" for m in bundle.namelist()
+                             for p in FORBIDDEN_NAME_PARTS if p in m.lower()]
+        for data in texts:
+            problems += _content_leaks(relative, data.decode("utf-8", errors="replace"), secrets, explanations)
+    return problems
+
+
+def _content_leaks(name: str, text: str, secrets: set[str], explanations: list[str]) -> list[str]:
+    stripped = {line.strip() for line in text.split("\n")}
+    problems = [f"{name}: holds the solution line {line!r}" for line in sorted(secrets & stripped)]
+    flat = " ".join(text.split())
+    problems += [f"{name}: holds a quiz key explanation ({e[:40]!r}...)" for e in explanations if e in flat]
+    return problems
+
+
+def zip_folder(folder: Path, archive: Path, top: str | None = None) -> Path:
+    """Zip a folder reproducibly (sorted, fixed timestamps, permissions kept), under ``top/`` if given."""
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            name = path.relative_to(folder).as_posix()
+            info = zipfile.ZipInfo(f"{top}/{name}" if top else name, date_time=_ZIP_TIME)
+            info.external_attr = ((0o755 if path.stat().st_mode & 0o111 else 0o644) | 0o100000) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            bundle.writestr(info, path.read_bytes())
+    return archive
+
+
+# -- the Gradescope autograder -------------------------------------------------------------------------
+
+
+def build_gradescope_source(assignment: Assignment, destination: Path) -> Path:
+    """The Gradescope autograder's source: scripts, the grader, the assignment with its hidden part, the reference.
+
+    Laid out like the repository, so the grader finds everything relative to itself.
+    """
+    values = template_values(assignment)
+    repo = _repository_root(assignment)
+    _write(destination / "setup.sh", fill("setup.sh", values), executable=True)
+    _write(destination / "run_autograder", fill("run_autograder", values), executable=True)
+    _write(destination / "pyproject.toml", (PACKAGE_ROOT / "pyproject.toml").read_bytes())
+    _write(destination / "README.md", f"Gradescope autograder for {assignment.name}, generated by "
+                                      f"`grader release`. Contains the hidden tests: never give it to students.\n")
+    _copy_tree(PACKAGE_DIR, destination / "autograder")
+    _copy_tree(assignment.root, destination / "assignments" / assignment.name)
+    _copy_tree(assignment.reference, destination / assignment.reference.relative_to(repo))
+    return destination
+
+
+# -- the GitHub Classroom starter repository -----------------------------------------------------------
+
+
+def build_classroom(assignment: Assignment, student: Path, destination: Path) -> Path:
+    """A GitHub Classroom starter repository: the student release plus the grading workflow."""
+    shutil.copytree(student, destination)
+    _write(destination / ".github" / "workflows" / "grade.yml", fill("grade.yml", template_values(assignment)))
+    return destination
+
+
+# -- the whole release ---------------------------------------------------------------------------------
+
+
+def check_releasable(assignment: Assignment) -> dict[str, bytes]:
+    """The fast checks a release never skips; returns the freshly generated template.
+
+    Raises:
+        ReleaseError: If the committed template drifted from the reference or the quiz key is unsound.
+    """
+    from autograder.authoring.verify import check_quiz_key
+
+    drift = template_drift(assignment)
+    if drift:
+        raise ReleaseError(f"{drift[0]}" + (f" (and {len(drift) - 1} more)" if len(drift) > 1 else "")
+                           + f"; run `grader template {assignment.name}` first")
+    key = check_quiz_key(assignment)
+    if not key.ok:
+        raise ReleaseError(f"quiz key: {key.details[0]}")
+    return render_template(assignment)
+
+
+def build_release(assignment: Assignment, out: Path) -> Release:
+    """Build every release output into ``out`` (replacing earlier outputs of this assignment).
+
+    Args:
+        assignment: The assignment.
+        out: The output folder.
+
+    Returns:
+        Where each output was written.
+
+    Raises:
+        ReleaseError: If a check fails or the student release would leak hidden material.
+    """
+    template = check_releasable(assignment)
+    values = template_values(assignment)
+    out = out.resolve()
+    release = Release(root=out, student=out / values["STUDENT"], student_zip=out / f"{values['STUDENT']}.zip",
+                      gradescope_zip=out / f"{values['GRADESCOPE']}.zip", classroom=out / "github-classroom",
+                      readme=out / "README.md")
+    _refuse_unsafe_output(out)
+    staging = out / f".{values['GRADESCOPE']}"
+    for stale in (release.student, release.student_zip, release.gradescope_zip, release.classroom, staging):
+        _remove(stale)
+    build_student_release(assignment, release.student, template)
+    leaks = scan_for_leaks(assignment, release.student)
+    if leaks:
+        raise ReleaseError(f"the student release would leak: {leaks[0]}" +
+                           (f" (and {len(leaks) - 1} more)" if len(leaks) > 1 else ""))
+    zip_folder(release.student, release.student_zip, top=values["STUDENT"])
+    build_classroom(assignment, release.student, release.classroom)
+    try:
+        zip_folder(build_gradescope_source(assignment, staging), release.gradescope_zip)
+    finally:
+        _remove(staging)
+    _write(release.readme, fill("release_README.md", values))
+    return release
+
+
+def _refuse_unsafe_output(out: Path) -> None:
+    """Never write the release into the repository's own folders or over the grader."""
+    protected = {PACKAGE_ROOT, PACKAGE_DIR, assignments_root()}
+    if out in protected or out in PACKAGE_DIR.parents:
+        raise ReleaseError(f"refusing to write the release into {display_path(out)}; choose an output folder "
+                           f"such as ./release")
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def render_release(release: Release) -> str:
+    """What was written, one line per output."""
+    rows = [(release.student, "student release (folder)"), (release.student_zip, "student release (zip)"),
+            (release.gradescope_zip, "Gradescope autograder (hidden tests inside: never give to students)"),
+            (release.classroom, "GitHub Classroom starter repository"), (release.readme, "what each output is for")]
+    return "".join(f"{display_path(path)}  {what}\n" for path, what in rows)

@@ -1,0 +1,177 @@
+"""``grader verify``: the reference scores full marks, the template scores 0, the template and quiz key are sound."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from autograder.authoring.template import template_drift
+from autograder.errors import GraderError
+from autograder.reports.results import NOT_IMPLEMENTED, GradeReport
+from autograder.spec.assignment import Assignment
+from autograder.spec.quiz import load_key, load_questions, read_answers
+from autograder.util.paths import display_path
+
+
+@dataclass
+class Finding:
+    """One verified property: its name, whether it holds, and what is wrong (or what was seen)."""
+
+    name: str
+    ok: bool
+    details: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Verification:
+    """Everything ``grader verify`` found."""
+
+    assignment: str
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(f.ok for f in self.findings)
+
+    @property
+    def problems(self) -> list[str]:
+        """One line per problem, prefixed by the finding it belongs to."""
+        return [f"{f.name}: {d}" for f in self.findings if not f.ok for d in f.details]
+
+
+def check_quiz_key(assignment: Assignment) -> Finding:
+    """The key answers every question with one of its options; the reference's answers file equals the key."""
+    finding = Finding("quiz key", True)
+    quiz = assignment.quiz
+    if quiz is None:
+        finding.details.append("no quiz declared")
+        return finding
+    try:
+        questions = load_questions(quiz)
+        key = load_key(quiz)
+    except GraderError as exc:
+        return Finding("quiz key", False, [str(exc)])
+    problems = _key_problems(questions, key)
+    problems += _reference_answers_problems(assignment, {q.id for q in questions}, key)
+    if problems:
+        return Finding("quiz key", False, problems)
+    finding.details.append(f"{len(questions)} questions, each answered with a valid option; "
+                           f"the reference's {quiz.answers_file} matches")
+    return finding
+
+
+def _key_problems(questions: list, key: dict[str, dict[str, str]]) -> list[str]:
+    problems = []
+    for question in questions:
+        entry = key.get(question.id)
+        if entry is None:
+            problems.append(f"{question.id} has no answer in the key")
+        elif entry["answer"] not in question.options:
+            options = ", ".join(sorted(question.options))
+            problems.append(f"{question.id}: key answer {entry['answer']!r} is not an option ({options})")
+    known = {q.id for q in questions}
+    problems += [f"{name} is in the key but is not a question" for name in sorted(set(key) - known)]
+    return problems
+
+
+def _reference_answers_problems(assignment: Assignment, question_ids: set[str],
+                                key: dict[str, dict[str, str]]) -> list[str]:
+    assert assignment.quiz is not None
+    path = assignment.reference / assignment.quiz.answers_file
+    answers, problem = read_answers(path)
+    if problem:
+        return [f"reference answers: {problem} ({display_path(path)})"]
+    problems = []
+    for qid in sorted(question_ids, key=_question_order):
+        given = answers.get(qid)
+        expected = key.get(qid, {}).get("answer")
+        normalised = given.strip().lower() if isinstance(given, str) else given
+        if expected is not None and normalised != expected:
+            problems.append(f"reference answers: {qid} is {given!r}, the key says {expected!r}")
+    problems += [f"reference answers: {name} is not a question" for name in sorted(set(answers) - question_ids)]
+    return problems
+
+
+def _question_order(qid: str) -> tuple[int, str]:
+    digits = "".join(ch for ch in qid if ch.isdigit())
+    return (int(digits) if digits else 0, qid)
+
+
+def check_template_current(assignment: Assignment) -> Finding:
+    """The committed template is byte-identical to a fresh generation from the reference."""
+    try:
+        drift = template_drift(assignment)
+    except GraderError as exc:
+        return Finding("student template", False, [str(exc)])
+    if drift:
+        return Finding("student template", False,
+                       drift + [f"run `grader template {assignment.name}` and commit the result"])
+    return Finding("student template", True, [f"{display_path(assignment.template)} is byte-identical to a "
+                                              f"fresh generation"])
+
+
+def check_reference_report(report: GradeReport) -> Finding:
+    """The reference scores full marks, task by task, with no notes (nothing missing, nothing broken)."""
+    problems = [f"{task.id}: {task.score:g} / {task.max_score:g} ({task.status}): {task.feedback}"
+                for task in report.tasks if task.score < task.max_score]
+    problems += [f"note: {note}" for note in report.notes]
+    summary = f"{report.score:g} / {report.max_score:g} in {report.seconds:g} s"
+    if problems or report.score < report.max_score:
+        return Finding("reference scores full marks", False, [f"scored {summary}"] + problems)
+    return Finding("reference scores full marks", True, [summary])
+
+
+def check_template_report(report: GradeReport, assignment: Assignment) -> Finding:
+    """The untouched template scores 0, every code task ``not_implemented``, with no notes (no crash)."""
+    quiz_id = assignment.quiz.task_id if assignment.quiz else None
+    problems = []
+    for task in report.tasks:
+        if task.id != quiz_id and task.status != NOT_IMPLEMENTED:
+            problems.append(f"{task.id}: status {task.status}, expected {NOT_IMPLEMENTED} ({task.feedback})")
+        elif task.score != 0:
+            problems.append(f"{task.id}: scores {task.score:g}, expected 0")
+    problems += [f"note: {note}" for note in report.notes]
+    summary = f"{report.score:g} / {report.max_score:g} in {report.seconds:g} s"
+    if problems or report.score != 0:
+        return Finding("template scores 0", False, [f"scored {summary}"] + problems)
+    return Finding("template scores 0", True, [f"{summary}, every task not implemented"])
+
+
+def grade_reference_and_template(assignment: Assignment) -> list[Finding]:
+    """Grade the reference and the committed template with one Grader."""
+    from autograder.grading.grader import Grader
+
+    try:
+        with Grader(assignment) as grader:
+            reference = grader.grade(assignment.reference)
+            template = grader.grade(assignment.template)
+    except GraderError as exc:
+        return [Finding("grading", False, [str(exc)])]
+    return [check_reference_report(reference), check_template_report(template, assignment)]
+
+
+def verify_assignment(assignment: Assignment, grade: bool = True) -> Verification:
+    """Run every check; the cheap ones first.
+
+    Args:
+        assignment: The assignment.
+        grade: Also grade the reference and the template (the slow part).
+
+    Returns:
+        The findings, ok or not.
+    """
+    verification = Verification(assignment.name, [check_quiz_key(assignment), check_template_current(assignment)])
+    if grade:
+        verification.findings += grade_reference_and_template(assignment)
+    return verification
+
+
+def render_verification(verification: Verification) -> str:
+    """One line per finding, its details indented below; a closing verdict."""
+    lines = [f"verify {verification.assignment}"]
+    for finding in verification.findings:
+        lines.append(f"  {'ok  ' if finding.ok else 'FAIL'}  {finding.name}")
+        lines += [f"          {detail}" for detail in finding.details]
+    failed = [f for f in verification.findings if not f.ok]
+    lines.append("verified: ready to release" if not failed else
+                 f"verify failed: {len(failed)} of {len(verification.findings)} checks did not hold")
+    return "\n".join(lines) + "\n"

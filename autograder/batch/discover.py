@@ -1,0 +1,196 @@
+"""TODO docstring for batch.discover"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autograder.errors import GraderError
+from autograder.util.safety import printable
+
+LAYOUTS = ("auto", "plain", "gradescope", "classroom")
+
+
+GRADESCOPE_METADATA = "submission_metadata.yml"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One student's submission: the student id and the folder or zip holding their work."""
+
+    student: str
+    path: Path
+
+
+def discover(root: Path, layout: str, assignment_name: str) -> tuple[list[Entry], list[str]]:
+    """Find one submission per student in ``root``.
+
+    Layouts: ``plain`` (a subfolder or ``.zip`` per student, named by the student id), ``gradescope`` (an
+    unzipped "Export Submissions" folder: ``submission_<n>/`` folders and ``submission_metadata.yml``; the id
+    is the submitter's SID, else e-mail, else name, group members joined by ``+``), ``classroom`` (GitHub
+    Classroom's ``<assignment>-<username>`` folders; the id is the username) and ``auto`` (gradescope when
+    the metadata file is present, plain otherwise).
+
+    Returns:
+        The entries sorted by student id, and the names of entries that were not used.
+
+    Raises:
+        GraderError: If the folder is missing, the layout unknown, or two entries claim the same student.
+    """
+    if not root.is_dir():
+        raise GraderError(f"submissions folder not found: {root}")
+    if layout not in LAYOUTS:
+        raise GraderError(f"unknown layout {layout!r} (choose from {', '.join(LAYOUTS)})")
+    if layout == "auto":
+        layout = "gradescope" if (root / GRADESCOPE_METADATA).is_file() else "plain"
+    candidates, ignored = _candidates(root)
+    if layout == "gradescope":
+        pairs = _gradescope_ids(root, candidates)
+    elif layout == "classroom":
+        pairs = _classroom_ids(candidates, assignment_name)
+    else:
+        pairs = [(_stem(p), p) for p in candidates]
+    return _unique(pairs), ignored
+
+
+def _candidates(root: Path) -> tuple[list[Path], list[str]]:
+    used, ignored = [], []
+    for path in sorted(root.iterdir()):
+        if path.name.startswith(".") or path.name == "__MACOSX" or path.name == GRADESCOPE_METADATA:
+            continue
+        if path.is_symlink():
+            ignored.append(f"{printable(path.name)} (a symbolic link)")
+        elif path.is_dir() or (path.is_file() and path.suffix.lower() == ".zip"):
+            used.append(path)
+        else:
+            ignored.append(f"{printable(path.name)} (neither a folder nor a .zip)")
+    return used, ignored
+
+
+def _stem(path: Path) -> str:
+    return path.name[:-4] if path.is_file() and path.name.lower().endswith(".zip") else path.name
+
+
+def _unique(pairs: list[tuple[str, Path]]) -> list[Entry]:
+    seen: dict[str, Path] = {}
+    for student, path in pairs:
+        student = printable(student)  # a folder name need not be UTF-8; ids end up in SQLite, CSV and reports
+        if not student.strip():
+            raise GraderError(f"cannot derive a student id from {path.name!r}")
+        if student in seen:
+            raise GraderError(f"two submissions for student {student!r}: {seen[student].name} and {path.name}")
+        seen[student] = path
+    return [Entry(student, seen[student]) for student in sorted(seen)]
+
+
+def _gradescope_ids(root: Path, candidates: list[Path]) -> list[tuple[str, Path]]:
+    metadata_path = root / GRADESCOPE_METADATA
+    metadata = read_gradescope_metadata(metadata_path) if metadata_path.is_file() else {}
+    pairs = []
+    for path in candidates:
+        submitters = metadata.get(_stem(path), [])
+        ids = [_submitter_id(s) for s in submitters]
+        ids = [i for i in ids if i]
+        pairs.append(("+".join(sorted(ids)) if ids else _stem(path), path))
+    return pairs
+
+
+def _submitter_id(submitter: dict[str, Any]) -> str:
+    for key in ("sid", "email", "name"):
+        value = submitter.get(key)
+        if value not in (None, ""):
+            return str(value).strip()
+    return ""
+
+
+def read_gradescope_metadata(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """Read Gradescope's ``submission_metadata.yml``: folder name to its submitters (``name``, ``sid``, ``email``).
+
+    PyYAML is used when installed; otherwise a small reader handles the layout Gradescope writes.
+
+    Raises:
+        GraderError: If the file cannot be read.
+    """
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise GraderError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        import yaml  # type: ignore[import-untyped]
+    except ImportError:
+        return _parse_gradescope_metadata(text)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise GraderError(f"{path} is not valid YAML ({str(exc).splitlines()[0]})") from None
+    result: dict[str, list[dict[str, Any]]] = {}
+    for folder, info in (data or {}).items() if isinstance(data, dict) else []:
+        if not isinstance(info, dict):
+            continue
+        submitters = info.get(":submitters") or info.get("submitters") or []
+        result[str(folder)] = [{str(k).lstrip(":"): v for k, v in s.items()} for s in submitters
+                               if isinstance(s, dict)]
+    return result
+
+
+def _parse_gradescope_metadata(text: str) -> dict[str, list[dict[str, Any]]]:
+    """The fallback reader: top-level ``folder:`` keys, each with a ``:submitters:`` list of ``:key: value``."""
+    result: dict[str, list[dict[str, Any]]] = {}
+    folder, in_submitters, indent = None, False, 0
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#") or stripped == "---":
+            continue
+        depth = len(line) - len(line.lstrip())
+        if depth == 0:
+            folder, in_submitters = _yaml_scalar(stripped.rstrip(":")), False
+            result[folder] = []
+        elif folder is not None and stripped.startswith(":submitters:"):
+            in_submitters, indent = True, depth
+        elif in_submitters and stripped.startswith("- "):
+            result[folder].append({})
+            _yaml_pair(stripped[2:], result[folder][-1])
+        elif in_submitters and depth > indent and result[folder]:
+            _yaml_pair(stripped, result[folder][-1])
+        else:
+            in_submitters = False
+    return result
+
+
+def _yaml_pair(text: str, target: dict[str, Any]) -> None:
+    key, _, value = text.partition(": ")
+    if key:
+        target[key.strip().lstrip(":").rstrip(":")] = _yaml_scalar(value)
+
+
+def _yaml_scalar(text: str) -> str:
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
+
+
+def _classroom_ids(candidates: list[Path], assignment_name: str) -> list[tuple[str, Path]]:
+    names = [_stem(p) for p in candidates]
+    prefix = classroom_prefix(names, assignment_name)
+    return [(name[len(prefix):] if name.startswith(prefix) and len(name) > len(prefix) else name, path)
+            for name, path in zip(names, candidates, strict=True)]
+
+
+def classroom_prefix(names: list[str], assignment_name: str) -> str:
+    """The ``<assignment>-`` prefix GitHub Classroom put before every username.
+
+    It is ``<assignment_name>-`` when every folder starts with it, else the longest common prefix of all
+    folder names cut after its last ``-`` (for a single folder: up to its first ``-``).
+    """
+    if not names:
+        return ""
+    if all(n.startswith(f"{assignment_name}-") for n in names):
+        return f"{assignment_name}-"
+    if len(names) == 1:
+        head, dash, _ = names[0].partition("-")
+        return head + dash
+    common = os.path.commonprefix(names)
+    return common[: common.rfind("-") + 1]

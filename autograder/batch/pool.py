@@ -1,0 +1,295 @@
+"""TODO docstring for batch.pool"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import shutil
+import signal
+import time
+from collections import deque
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any, Callable
+
+from autograder.errors import GraderError
+from autograder.gradebook.store import ERROR, GRADED, Outcome
+from autograder.sandbox.procfs import kill_tree, peak_rss_mb
+from autograder.spec.assignment import Assignment
+
+WORKER_STARTUP_SECONDS = 180.0
+
+
+MAX_STARTUP_FAILURES = 3
+
+
+GraderFactory = Callable[[Assignment], Any]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One submission to grade."""
+
+    index: int
+    student: str
+    path: Path
+    digest: str
+
+
+def _default_grader(assignment: Assignment) -> Any:
+    """A Grader with one zygote, started first so that its torch import overlaps with this process's own."""
+    from autograder.sandbox.host import new_scratch, start_zygotes
+
+    scratch = new_scratch()
+    zygotes = start_zygotes(1, scratch)
+    try:
+        from autograder.grading.grader import Grader
+
+        grader = Grader(assignment, scratch=scratch, zygotes=zygotes)
+        for zygote in zygotes:  # wait for its start-up here, not inside the first check's time limit
+            getattr(zygote, "isolation", None)
+        return grader
+    except BaseException:
+        for zygote in zygotes:
+            zygote.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+
+
+def _worker_main(conn: Connection, assignment: Assignment, factory: GraderFactory | None, parent: int) -> None:
+    """A grading worker: build one grader, then grade every job the parent sends until it sends None."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGTERM, _exit_now)
+    _die_with_parent()
+    if os.getppid() != parent:
+        return
+    try:
+        grader = (factory or _default_grader)(assignment)
+    except BaseException as exc:  # noqa: BLE001 - report any failure to build the grader, then stop
+        conn.send({"kind": "fatal", "message": one_line(exc)})
+        return
+    try:
+        scratch = getattr(grader, "scratch", None)
+        conn.send({"kind": "ready", "pid": os.getpid(), "scratch": str(scratch) if scratch else None})
+        while True:
+            try:
+                job = conn.recv()
+            except (EOFError, OSError):
+                break
+            if job is None:
+                break
+            conn.send({"kind": "result", "index": job.index, "outcome": grade_one(grader, job.path, assignment)})
+    except (BrokenPipeError, EOFError, OSError):
+        pass
+    finally:
+        close = getattr(grader, "close", None)
+        if close:
+            close()
+
+
+def _exit_now(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to send SIGTERM when the parent dies (e.g. ``kill -9``), so no worker outlives its batch."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+
+
+def one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if isinstance(exc, GraderError) else f"{type(exc).__name__}: {text}"
+
+
+def grade_one(grader: Any, path: Path, assignment: Assignment) -> Outcome:
+    """Grade one submission with a constructed grader; any failure becomes an ``error`` outcome, never a raise."""
+    started = time.monotonic()
+    try:
+        report = grader.grade(Path(path))
+    except Exception as exc:  # noqa: BLE001 - one student's submission must never stop the batch
+        message = str(exc) if isinstance(exc, GraderError) else \
+            f"the grader failed on this submission ({one_line(exc)})"
+        return Outcome(ERROR, max_score=assignment.max_score, message=message,
+                       seconds=round(time.monotonic() - started, 3), worker_rss_mb=_worker_rss_mb(grader))
+    return Outcome(
+        GRADED,
+        score=report.score,
+        max_score=report.max_score,
+        seconds=report.seconds,
+        check_seconds=round(sum(c.seconds for t in report.tasks for c in t.checks), 4),
+        worker_rss_mb=_worker_rss_mb(grader),
+        report=report.to_dict(),
+    )
+
+
+def _worker_rss_mb(grader: Any) -> float | None:
+    """Peak resident memory of this worker plus its zygote (their VmHWM), in MB."""
+    pids = [os.getpid()]
+    for zygote in getattr(grader, "zygotes", None) or [getattr(grader, "zygote", None)]:
+        process = getattr(zygote, "process", None)
+        if process is not None and getattr(process, "pid", None):
+            pids.append(process.pid)
+    peaks = [peak_rss_mb(pid) for pid in pids]
+    known = [p for p in peaks if p is not None]
+    return round(sum(known), 1) if known else None
+
+
+class _Worker:
+    """The parent's handle on one worker process."""
+
+    def __init__(self, context: Any, assignment: Assignment, factory: GraderFactory | None) -> None:
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_worker_main, args=(child, assignment, factory, os.getpid()),
+                                       daemon=True, name="grader-worker")
+        self.process.start()
+        child.close()
+        self.ready = False
+        self.job: Job | None = None
+        self.deadline = math.inf
+        self.scratch: str | None = None
+
+    def kill(self) -> None:
+        """Kill the worker and its process tree, and remove the grader's scratch folder it can no longer clean."""
+        if self.process.exitcode is None:  # not reaped yet, so the pid is still this worker's
+            kill_tree(self.process.pid)
+            self.process.join(5)
+        if self.scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def assign(self, job: Job, timeout: float) -> None:
+        self.conn.send(job)
+        self.job = job
+        self.deadline = time.monotonic() + timeout + (0.0 if self.ready else WORKER_STARTUP_SECONDS)
+
+    def stop(self, wait_seconds: float) -> None:
+        try:
+            self.conn.send(None)
+        except (OSError, ValueError):
+            pass
+        self.process.join(wait_seconds)
+        if self.process.is_alive():
+            self.kill()
+        self.conn.close()
+
+
+class WorkerPool:
+    """N worker processes, each holding one grader, fed one submission at a time.
+
+    Args:
+        assignment: The assignment (sent to each worker, which builds its own grader once).
+        jobs: Number of workers.
+        timeout: Seconds a submission may take before its worker is killed and replaced.
+        factory: Builds the grader in each worker.
+    """
+
+    def __init__(self, assignment: Assignment, jobs: int, timeout: float, factory: GraderFactory | None) -> None:
+        self.assignment = assignment
+        self.jobs = jobs
+        self.timeout = timeout
+        self.factory = factory
+        self.context = multiprocessing.get_context("spawn")
+        self.workers: list[_Worker] = []
+        self.startup_failures = 0
+
+    def run(self, jobs: list[Job], on_result: Callable[[Job, Outcome], None], tick: Callable[[], None]) -> None:
+        """Grade every job, calling ``on_result`` in this process as each one finishes.
+
+        Raises:
+            GraderError: If the workers cannot build a grader (e.g. hidden checks missing).
+        """
+        queue = deque(jobs)
+        finished = False
+        try:
+            self.workers = [self._spawn() for _ in range(min(self.jobs, len(queue)))]
+            while queue or any(w.job for w in self.workers):
+                for worker in self.workers:
+                    if worker.job is None and queue:
+                        worker.assign(queue.popleft(), self.timeout)
+                wait([w.conn for w in self.workers] + [w.process.sentinel for w in self.workers], timeout=1.0)
+                survivors = []
+                for worker in self.workers:
+                    if self._service(worker, queue, on_result):
+                        survivors.append(worker)
+                    elif queue:
+                        survivors.append(self._spawn())
+                self.workers = survivors
+                tick()
+            finished = True
+        finally:  # after an error or Ctrl-C, busy workers are killed: their submissions were not recorded
+            self.close(wait_seconds=10.0 if finished else 0.5)
+
+    def close(self, wait_seconds: float = 10.0) -> None:
+        """Stop every worker (asking first, killing what does not stop)."""
+        for worker in self.workers:
+            try:
+                worker.conn.send(None)
+            except (OSError, ValueError):
+                pass
+        for worker in self.workers:
+            worker.stop(wait_seconds)
+        self.workers = []
+
+    def _spawn(self) -> _Worker:
+        return _Worker(self.context, self.assignment, self.factory)
+
+    def _service(self, worker: _Worker, queue: deque[Job], on_result: Callable[[Job, Outcome], None]) -> bool:
+        """Read a worker's messages; return False when it is gone and must be replaced."""
+        dead = False
+        while not dead and worker.conn.poll():
+            try:
+                message = worker.conn.recv()
+            except (EOFError, OSError):
+                dead = True
+                break
+            self._handle(worker, message, on_result)
+        if dead or not worker.process.is_alive():
+            self._buried(worker, queue, on_result)
+            return False
+        if worker.job is not None and time.monotonic() > worker.deadline:
+            job = worker.job
+            worker.kill()
+            worker.job = None
+            on_result(job, Outcome(ERROR, max_score=self.assignment.max_score,
+                                   message=f"grading took longer than {self.timeout:g} s and was stopped",
+                                   seconds=self.timeout))
+            worker.conn.close()
+            return False
+        return True
+
+    def _handle(self, worker: _Worker, message: Any, on_result: Callable[[Job, Outcome], None]) -> None:
+        kind = message.get("kind") if isinstance(message, dict) else None
+        if kind == "fatal":
+            raise GraderError(f"the grading workers cannot start: {message.get('message')}")
+        if kind == "ready":
+            worker.ready = True
+            worker.scratch = message.get("scratch") if isinstance(message.get("scratch"), str) else None
+            if worker.job is not None:  # its first job starts now
+                worker.deadline = time.monotonic() + self.timeout
+        elif kind == "result" and worker.job is not None:
+            job, worker.job, worker.deadline = worker.job, None, math.inf
+            on_result(job, message["outcome"])
+
+    def _buried(self, worker: _Worker, queue: deque[Job], on_result: Callable[[Job, Outcome], None]) -> None:
+        worker.process.join(5)
+        code = worker.process.exitcode
+        worker.kill()
+        worker.conn.close()
+        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        if not worker.ready:
+            self.startup_failures += 1
+            if worker.job is not None:
+                queue.appendleft(worker.job)
+            if self.startup_failures >= MAX_STARTUP_FAILURES:
+                raise GraderError(f"the grading workers keep dying while starting ({how})")
+            return
+        if worker.job is not None:
+            on_result(worker.job, Outcome(ERROR, max_score=self.assignment.max_score,
+                                          message=f"the grading worker stopped unexpectedly ({how}) while "
+                                                  f"grading this submission"))

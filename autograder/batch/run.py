@@ -1,0 +1,225 @@
+"""Grade a whole class: find every student's submission, grade in parallel workers, record each in the gradebook."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from autograder.batch.discover import Entry, discover
+from autograder.batch.fingerprint import assignment_fingerprint, raw_digest
+from autograder.batch.pool import GraderFactory, Job, WorkerPool, one_line
+from autograder.batch.progress import Progress
+from autograder.batch.shard import select_shard
+from autograder.errors import GraderError, SubmissionError
+from autograder.gradebook.export import export_csv, export_feedback
+from autograder.gradebook.store import ERROR, GRADED, Gradebook, Outcome, SubmissionRow
+from autograder.spec.assignment import Assignment
+from autograder.submission.package import submission_digest
+from autograder.util.safety import printable
+
+
+def default_jobs() -> int:
+    """One worker per usable CPU."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class BatchOptions:
+    """How to run a batch.
+
+    Attributes:
+        jobs: Parallel grading workers.
+        gradebook: The SQLite gradebook file.
+        force: Re-grade every submission, changed or not.
+        retry_errors: Re-grade unchanged submissions whose last attempt could not be graded.
+        shard: ``(K, N)`` to grade only the K-th of N slices of the class.
+        layout: How student ids are derived (see discover()).
+        csv: Write the class CSV here afterwards.
+        feedback: Write one markdown feedback file per student into this folder afterwards.
+        submission_timeout: Seconds one submission may take before its worker is stopped (default: derived
+            from the task timeouts).
+        grader_factory: Builds the grader in each worker (default: ``Grader``); must be picklable.
+    """
+
+    jobs: int = field(default_factory=default_jobs)
+    gradebook: Path = Path("gradebook.db")
+    force: bool = False
+    retry_errors: bool = False
+    shard: tuple[int, int] | None = None
+    layout: str = "auto"
+    csv: Path | None = None
+    feedback: Path | None = None
+    submission_timeout: float | None = None
+    grader_factory: GraderFactory | None = None
+
+
+@dataclass
+class BatchSummary:
+    """What a batch did."""
+
+    assignment: str
+    root: Path
+    gradebook: Path
+    jobs: int
+    selected: list[str] = field(default_factory=list)
+    graded: list[tuple[str, Outcome]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    wall_seconds: float = 0.0
+    rows: list[SubmissionRow] = field(default_factory=list)
+    csv_rows: int | None = None
+    feedback_files: int | None = None
+
+    @property
+    def errors(self) -> list[tuple[str, Outcome]]:
+        """Submissions of this run that could not be graded."""
+        return [(s, o) for s, o in self.graded if o.status == ERROR]
+
+
+def submission_timeout(assignment: Assignment) -> float:
+    """A generous bound on one submission's grading time: the import probe plus four times every task's timeout."""
+    return 120.0 + 4.0 * sum(t.timeout for t in assignment.tasks)
+
+
+def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions | None = None,
+              progress: TextIO | None = None) -> BatchSummary:
+    """Grade every student's submission in ``submissions`` into the gradebook; resumable and parallel.
+
+    Unchanged submissions already graded with the same setup are skipped (unless ``force``); each graded
+    submission is committed on its own, so a killed batch loses nothing finished and a rerun does the rest.
+
+    Args:
+        assignment: The assignment (may be a subset of a manifest's tasks, e.g. via dataclasses.replace).
+        submissions: Folder holding one submission per student.
+        options: How to run (defaults: all CPUs, ``gradebook.db``).
+        progress: Where progress goes, e.g. ``sys.stderr`` (default: nowhere).
+
+    Returns:
+        The summary.
+
+    Raises:
+        GraderError: If the folder, layout, shard or gradebook is unusable, or no grader can be built.
+    """
+    options = options or BatchOptions()
+    if options.jobs < 1:
+        raise GraderError("--jobs must be at least 1")
+    started = time.monotonic()
+    entries, ignored = discover(Path(submissions), options.layout, assignment.name)
+    if options.shard:
+        entries = select_shard(entries, *options.shard)
+    summary = BatchSummary(assignment.name, Path(submissions), Path(options.gradebook), options.jobs,
+                           selected=[e.student for e in entries], ignored=ignored)
+    fingerprint = assignment_fingerprint(assignment)
+    with Gradebook(Path(options.gradebook)) as book:
+        jobs = _plan(book, assignment, fingerprint, entries, options, summary)
+        bar = Progress(len(jobs), progress, options.jobs)
+        if progress is not None:
+            progress.write(f"grading {len(jobs)} of {len(entries)} submissions with "
+                           f"{min(options.jobs, len(jobs)) if jobs else 0} workers "
+                           f"({len(summary.skipped)} unchanged, skipped)\n")
+
+        def record(job: Job, outcome: Outcome) -> None:
+            try:
+                book.record(assignment.name, fingerprint, job.student, job.digest, printable(job.path), outcome)
+            except Exception as exc:  # noqa: BLE001 - a report the gradebook cannot store must not end the batch
+                outcome = Outcome(ERROR, max_score=assignment.max_score, seconds=outcome.seconds,
+                                  message=f"the gradebook could not store this report ({one_line(exc)})")
+                book.record(assignment.name, fingerprint, job.student, job.digest, printable(job.path), outcome)
+            summary.graded.append((job.student, outcome))
+            bar.update(job.student, outcome)
+
+        if jobs:
+            timeout = options.submission_timeout or submission_timeout(assignment)
+            pool = WorkerPool(assignment, options.jobs, timeout, options.grader_factory)
+            try:
+                pool.run(jobs, record, bar.draw)
+            finally:
+                bar.finish()
+        summary.wall_seconds = round(time.monotonic() - started, 2)
+        selected = set(summary.selected)
+        summary.rows = [r for r in book.current(assignment.name, with_reports=False) if r.student in selected]
+        if options.csv:
+            summary.csv_rows = export_csv(book, assignment.name, options.csv)
+        if options.feedback:
+            summary.feedback_files = export_feedback(book, assignment.name, options.feedback)
+    return summary
+
+
+def _plan(book: Gradebook, assignment: Assignment, fingerprint: str, entries: list[Entry],
+          options: BatchOptions, summary: BatchSummary) -> list[Job]:
+    """Hash each submission; skip what is already graded, record what cannot be read, queue the rest."""
+    jobs = []
+    for entry in entries:
+        try:
+            digest, problem = submission_digest(entry.path, assignment), None
+        except Exception as exc:  # noqa: BLE001 - an unreadable submission is that student's error, not the batch's
+            digest = raw_digest(entry.path)
+            problem = printable(str(exc) if isinstance(exc, SubmissionError) else
+                                f"cannot read this submission ({one_line(exc)})")
+        found = None if options.force else book.find(assignment.name, entry.student, digest, fingerprint)
+        if found is not None and not (options.retry_errors and found.status == ERROR):
+            if book.current_id(assignment.name, entry.student) != found.id:
+                book.mark_current(assignment.name, entry.student, found.id)
+            summary.skipped.append(entry.student)
+        elif problem is not None:
+            outcome = Outcome(ERROR, max_score=assignment.max_score, message=problem)
+            book.record(assignment.name, fingerprint, entry.student, digest, printable(entry.path), outcome)
+            summary.graded.append((entry.student, outcome))
+        else:
+            jobs.append(Job(len(jobs), entry.student, entry.path, digest))
+    return jobs
+
+
+def render_summary(summary: BatchSummary) -> str:
+    """The table printed when a batch ends: counts, scores, per-task means and pass counts, problems."""
+    rows = summary.rows
+    graded_rows = [r for r in rows if r.status == GRADED]
+    now_graded = len(summary.graded) - len(summary.errors)
+    lines = [f"{summary.assignment}: {len(summary.selected)} submissions in {summary.root}", ""]
+    lines.append(f"  graded now       {now_graded}")
+    lines.append(f"  unchanged        {len(summary.skipped)} (skipped; --force re-grades them)")
+    lines.append(f"  could not grade  {len(summary.errors)}")
+    if graded_rows:
+        scores = [r.score for r in graded_rows]
+        top = max(r.max_score for r in graded_rows)
+        full = sum(1 for r in graded_rows if r.max_score and r.score >= r.max_score)
+        lines.append(f"  scores           mean {statistics.fmean(scores):.2f} / {top:g}, median "
+                     f"{statistics.median(scores):g}, {full} with full marks")
+    per = f" ({summary.wall_seconds / now_graded:.2f} s per graded submission)" if now_graded else ""
+    lines.append(f"  wall time        {summary.wall_seconds:g} s with {summary.jobs} workers{per}")
+    lines += _task_table(graded_rows)
+    if summary.errors:
+        lines += ["", "could not grade:"] + [f"  {s}: {o.message}" for s, o in summary.errors[:20]]
+        if len(summary.errors) > 20:
+            lines.append(f"  ... and {len(summary.errors) - 20} more")
+    if summary.ignored:
+        lines += ["", f"not used: {', '.join(summary.ignored[:10])}" + (" ..." if len(summary.ignored) > 10 else "")]
+    lines += ["", f"gradebook: {summary.gradebook}"]
+    if summary.csv_rows is not None:
+        lines.append(f"csv: {summary.csv_rows} students")
+    if summary.feedback_files is not None:
+        lines.append(f"feedback: {summary.feedback_files} files")
+    return "\n".join(lines) + "\n"
+
+
+def _task_table(rows: list[SubmissionRow]) -> list[str]:
+    stats: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        for task in row.tasks:
+            stats.setdefault(task["task"], []).append(task)
+    if not stats:
+        return []
+    width = max(4, *(len(t) for t in stats))
+    lines = ["", f"  {'task'.ljust(width)}  {'mean':>7}  {'max':>5}  passed"]
+    for task, results in stats.items():
+        mean = statistics.fmean(r["score"] for r in results)
+        passed = sum(1 for r in results if r["status"] == "passed")
+        lines.append(f"  {task.ljust(width)}  {mean:>7.2f}  {results[0]['max_score']:>5g}  {passed}/{len(results)}")
+    return lines

@@ -1,0 +1,59 @@
+"""What every command shares: one-line errors instead of tracebacks, and the fast exit after grading."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from typing import Any, Callable
+
+import click
+
+from autograder.errors import GraderError
+from autograder.spec.assignment import Assignment, load_assignment
+
+_exit_without_teardown = False  # set by a command once its output is written and its workers are stopped
+
+
+def friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Report expected failures as one line on stderr with exit code 2, never as a traceback."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except GraderError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+
+    return wrapper
+
+
+def assignment_named(name: str) -> Assignment:
+    """The assignment called ``name`` (a one-line error if there is none)."""
+    return load_assignment(name)
+
+
+def exit_without_teardown() -> None:
+    """Let :func:`autograder.cli.run` end the process at once: the command's output is written."""
+    global _exit_without_teardown
+    _exit_without_teardown = True
+
+
+def run_then_exit(main: Callable[[], Any]) -> None:
+    """Run the click group; after a command called :func:`exit_without_teardown`, skip the interpreter's teardown.
+
+    With torch loaded the teardown takes about a second, a tenth of grading one submission; by then ``grade``
+    has written its report, stopped its workers and removed its scratch folder, so nothing is lost.
+    """
+    try:
+        main()
+    except SystemExit as exc:
+        if not _exit_without_teardown or not isinstance(exc.code, (int, type(None))):
+            raise
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(exc.code or 0)

@@ -1,0 +1,56 @@
+"""`grader grade`: grade one submission with the hidden tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from autograder.cli.base import assignment_named, exit_without_teardown, friendly_errors
+from autograder.errors import GraderError
+
+
+@click.command()
+@click.argument("assignment")
+@click.argument("submission", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "gradescope", "junit"]), default="text",
+              show_default=True, help="Report format.")
+@click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report here (atomically).")
+@click.option("--task", "tasks", multiple=True, metavar="ID", help="Grade only this task (repeatable).")
+@click.option("--require-isolation", type=click.Choice(["rlimits", "landlock", "namespaces", "uid"]),
+              help="Fail (exit 2) instead of grading if the sandbox here is weaker than this tier (docs/SECURITY.md).")
+@friendly_errors
+def grade(assignment: str, submission: Path, fmt: str, output: Path | None, tasks: tuple[str, ...],
+          require_isolation: str | None) -> None:
+    """Grade SUBMISSION (a package folder, a folder containing it, or a .zip) with the hidden tests."""
+    from autograder.sandbox.host import new_scratch, start_zygotes
+
+    spec = assignment_named(assignment)
+    for task_id in tasks:
+        if task_id not in spec.task_ids:
+            raise GraderError(f"no task {task_id!r} in {spec.name} (tasks: {', '.join(spec.task_ids)})")
+    if not submission.exists():
+        raise GraderError(f"submission not found: {submission}")
+    scratch = new_scratch()
+    # One imports torch meanwhile, the second starts with the second task: three torch imports at once would
+    # slow the first on two CPUs; and one submission does not repay warming them up (autograder.sandbox.Zygote).
+    zygotes = start_zygotes(2, scratch, eager=1, required=require_isolation, warm_up=False)
+    try:
+        from autograder.grading.grader import Grader
+        from autograder.reports.registry import RENDERERS
+        from autograder.util.atomic import write_atomic
+
+        grader = Grader(spec, scratch=scratch, zygotes=zygotes)
+    except BaseException:
+        for zygote in zygotes:
+            zygote.close()
+        raise
+    with grader:
+        report = grader.grade(submission, only=set(tasks) or None)
+    text = RENDERERS[fmt](report)
+    if output:
+        write_atomic(output, text)
+        click.echo(f"{report.assignment}: {report.score:g} / {report.max_score:g}; report written to {output}")
+    else:
+        click.echo(text, nl=False)
+    exit_without_teardown()

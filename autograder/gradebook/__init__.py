@@ -1,0 +1,1 @@
+"""The class gradebook: an SQLite store of graded submissions, merged across shards and exported."""

@@ -1,0 +1,334 @@
+"""The class gradebook: an SQLite file of graded submissions, merged across shards, exported as CSV and feedback."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from autograder.errors import GraderError
+
+try:  # another module may own the spreadsheet-safety rule; fall back to the same rule here
+    from autograder.util.safety import csv_safe  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - depends on which modules are installed
+    _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+    def csv_safe(value: object) -> str:
+        """A spreadsheet cell that never starts a formula: prefix ``'`` when it starts with = + - @ tab or CR."""
+        text = "" if value is None else str(value)
+        return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
+SCHEMA_VERSION = "1"
+
+
+GRADED, ERROR = "graded", "error"
+
+
+STATUSES = (GRADED, ERROR)
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS students (
+    id TEXT PRIMARY KEY,
+    first_seen TEXT NOT NULL,
+    last_seen TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS submissions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    assignment TEXT NOT NULL,
+    student TEXT NOT NULL REFERENCES students(id),
+    digest TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    source TEXT NOT NULL DEFAULT '',
+    graded_at TEXT NOT NULL,
+    score REAL NOT NULL DEFAULT 0,
+    max_score REAL NOT NULL DEFAULT 0,
+    status TEXT NOT NULL CHECK (status IN ('graded', 'error')),
+    message TEXT NOT NULL DEFAULT '',
+    seconds REAL NOT NULL DEFAULT 0,
+    check_seconds REAL NOT NULL DEFAULT 0,
+    worker_rss_mb REAL,
+    report_json TEXT,
+    UNIQUE (assignment, student, digest, fingerprint)
+);
+CREATE TABLE IF NOT EXISTS task_scores (
+    submission INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    task TEXT NOT NULL,
+    title TEXT NOT NULL,
+    score REAL NOT NULL,
+    max_score REAL NOT NULL,
+    status TEXT NOT NULL,
+    feedback TEXT NOT NULL,
+    PRIMARY KEY (submission, task)
+);
+CREATE TABLE IF NOT EXISTS check_results (
+    id INTEGER PRIMARY KEY,
+    submission INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
+    task TEXT NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL,
+    weight REAL NOT NULL,
+    status TEXT NOT NULL,
+    message TEXT NOT NULL,
+    hint TEXT NOT NULL,
+    seconds REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS check_results_submission ON check_results(submission);
+CREATE TABLE IF NOT EXISTS current (
+    assignment TEXT NOT NULL,
+    student TEXT NOT NULL REFERENCES students(id),
+    submission INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
+    seen_at TEXT NOT NULL,
+    PRIMARY KEY (assignment, student)
+);
+"""
+
+
+SUBMISSION_COLUMNS = ("assignment", "student", "digest", "fingerprint", "source", "graded_at", "score", "max_score",
+                       "status", "message", "seconds", "check_seconds", "worker_rss_mb", "report_json")
+
+
+def now() -> str:
+    """The current UTC time as an ISO 8601 string with microseconds (sorts chronologically)."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+@dataclass
+class Outcome:
+    """What grading one submission produced, ready to be stored.
+
+    Attributes:
+        status: ``graded`` (a report exists, whatever the score) or ``error`` (it could not be graded).
+        score: Points earned.
+        max_score: Points available.
+        message: Why it could not be graded (status ``error``).
+        seconds: Wall-clock seconds spent grading it.
+        check_seconds: Sum of the hidden checks' own seconds (the computation the grader waits for).
+        worker_rss_mb: Peak resident memory of the grading worker (and its zygote) so far, in MB.
+        report: The GradeReport as a dict (``GradeReport.to_dict()``), or None.
+    """
+
+    status: str
+    score: float = 0.0
+    max_score: float = 0.0
+    message: str = ""
+    seconds: float = 0.0
+    check_seconds: float = 0.0
+    worker_rss_mb: float | None = None
+    report: dict[str, Any] | None = None
+
+
+@dataclass
+class SubmissionRow:
+    """A stored submission (the current one of a student, or any other)."""
+
+    id: int
+    assignment: str
+    student: str
+    digest: str
+    fingerprint: str
+    source: str
+    graded_at: str
+    score: float
+    max_score: float
+    status: str
+    message: str
+    seconds: float
+    check_seconds: float
+    worker_rss_mb: float | None
+    report: dict[str, Any] | None = None
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Gradebook:
+    """One SQLite gradebook file in WAL mode; every recorded submission is one transaction.
+
+    Args:
+        path: The database file (created with its schema when missing).
+        readonly: Open an existing file without writing to it.
+
+    Raises:
+        GraderError: If the file is not a gradebook or cannot be opened.
+    """
+
+    def __init__(self, path: Path, readonly: bool = False) -> None:
+        self.path = Path(path)
+        if readonly and not self.path.is_file():
+            raise GraderError(f"gradebook not found: {self.path}")
+        existing = self.path.is_file() and self.path.stat().st_size > 0
+        try:
+            if readonly:
+                self.db = sqlite3.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True, isolation_level=None)
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+            self.db.row_factory = sqlite3.Row
+            self.db.execute("PRAGMA foreign_keys = ON")
+            if existing or readonly:  # never add tables to some other database
+                self._check_version()
+            if not readonly:
+                self._initialise()
+        except sqlite3.DatabaseError as exc:
+            raise GraderError(f"{self.path} is not a usable gradebook ({exc})") from None
+
+    def _initialise(self) -> None:
+        self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a killed process loses no commit
+        self.db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} INSERT OR IGNORE INTO meta(key, value) "
+                              f"VALUES ('schema_version', '{SCHEMA_VERSION}'); COMMIT;")
+
+    def _check_version(self) -> None:
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.DatabaseError:
+            row = None
+        if row is None or row["value"] != SCHEMA_VERSION:
+            found = row["value"] if row else "none"
+            raise GraderError(f"{self.path} is not a gradebook of schema {SCHEMA_VERSION} (found {found})")
+
+    def close(self) -> None:
+        """Close the connection (SQLite folds the WAL back into the main file when it is the last one)."""
+        self.db.close()
+
+    def __enter__(self) -> "Gradebook":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    class _Transaction:
+        def __init__(self, db: sqlite3.Connection) -> None:
+            self.db = db
+
+        def __enter__(self) -> sqlite3.Connection:
+            self.db.execute("BEGIN IMMEDIATE")
+            return self.db
+
+        def __exit__(self, kind: object, *rest: object) -> None:
+            self.db.execute("ROLLBACK" if kind else "COMMIT")
+
+    def transaction(self) -> "Gradebook._Transaction":
+        """A write transaction: committed when the block ends, rolled back if it raises."""
+        return Gradebook._Transaction(self.db)
+
+    # -- lookups ----------------------------------------------------------------------------------------
+
+    def find(self, assignment: str, student: str, digest: str, fingerprint: str) -> SubmissionRow | None:
+        """The stored submission with exactly this content and grading setup, if any."""
+        row = self.db.execute(
+            "SELECT * FROM submissions WHERE assignment = ? AND student = ? AND digest = ? AND fingerprint = ?",
+            (assignment, student, digest, fingerprint)).fetchone()
+        return _row(row) if row else None
+
+    def current_id(self, assignment: str, student: str) -> int | None:
+        """The id of a student's current submission, if any."""
+        row = self.db.execute("SELECT submission FROM current WHERE assignment = ? AND student = ?",
+                              (assignment, student)).fetchone()
+        return row[0] if row else None
+
+    def assignments(self) -> list[str]:
+        """Assignments that have at least one current submission."""
+        return [r[0] for r in self.db.execute("SELECT DISTINCT assignment FROM current ORDER BY assignment")]
+
+    def current(self, assignment: str, with_reports: bool = True) -> list[SubmissionRow]:
+        """The current submission of every student of an assignment, sorted by student id, with task scores."""
+        rows = [_row(r, with_reports) for r in self.db.execute(
+            "SELECT s.* FROM current c JOIN submissions s ON s.id = c.submission "
+            "WHERE c.assignment = ? ORDER BY c.student", (assignment,))]
+        by_id = {r.id: r for r in rows}
+        for task in self.db.execute(
+                "SELECT t.* FROM task_scores t JOIN current c ON c.submission = t.submission "
+                "WHERE c.assignment = ? ORDER BY t.submission, t.position", (assignment,)):
+            by_id[task["submission"]].tasks.append(dict(task))
+        return rows
+
+    def check_results(self, assignment: str) -> list[dict[str, Any]]:
+        """Every check result of the current submissions of an assignment, with the student id."""
+        return [dict(r) for r in self.db.execute(
+            "SELECT c.student, r.task, r.name, r.description, r.status, r.message, r.hint, r.seconds "
+            "FROM check_results r JOIN current c ON c.submission = r.submission WHERE c.assignment = ? "
+            "ORDER BY c.student, r.id", (assignment,))]
+
+    def count(self, assignment: str | None = None) -> int:
+        """How many submissions are stored (of one assignment, or all)."""
+        if assignment is None:
+            return self.db.execute("SELECT COUNT(*) FROM submissions").fetchone()[0]
+        return self.db.execute("SELECT COUNT(*) FROM submissions WHERE assignment = ?", (assignment,)).fetchone()[0]
+
+    # -- writes -----------------------------------------------------------------------------------------
+
+    def mark_current(self, assignment: str, student: str, submission_id: int) -> None:
+        """Point a student's current submission at an already stored one (an unchanged rerun), in one transaction."""
+        with self.transaction():
+            stamp = now()
+            _touch_student(self.db, student, stamp)
+            set_current(self.db, assignment, student, submission_id, stamp)
+
+    def record(self, assignment: str, fingerprint: str, student: str, digest: str, source: str,
+               outcome: Outcome) -> int:
+        """Store one graded submission and make it the student's current one, in one transaction.
+
+        A stored submission with the same content and grading setup (a ``--force`` re-grade) is replaced.
+
+        Returns:
+            The new submission's row id.
+        """
+        stamp = now()
+        report_json = json.dumps(outcome.report) if outcome.report is not None else None
+        values = (assignment, student, digest, fingerprint, source, stamp, outcome.score, outcome.max_score,
+                  outcome.status, outcome.message, outcome.seconds, outcome.check_seconds, outcome.worker_rss_mb,
+                  report_json)
+        with self.transaction():
+            _touch_student(self.db, student, stamp)
+            self.db.execute("DELETE FROM submissions WHERE assignment = ? AND student = ? AND digest = ? "
+                            "AND fingerprint = ?", (assignment, student, digest, fingerprint))
+            submission_id = insert_submission(self.db, values)
+            _insert_details(self.db, submission_id, outcome.report)
+            set_current(self.db, assignment, student, submission_id, stamp)
+        return submission_id
+
+
+def _touch_student(db: sqlite3.Connection, student: str, stamp: str) -> None:
+    db.execute("INSERT INTO students(id, first_seen, last_seen) VALUES (?, ?, ?) "
+               "ON CONFLICT(id) DO UPDATE SET last_seen = excluded.last_seen", (student, stamp, stamp))
+
+
+def set_current(db: sqlite3.Connection, assignment: str, student: str, submission_id: int, stamp: str) -> None:
+    db.execute("INSERT INTO current(assignment, student, submission, seen_at) VALUES (?, ?, ?, ?) "
+               "ON CONFLICT(assignment, student) DO UPDATE SET submission = excluded.submission, "
+               "seen_at = excluded.seen_at", (assignment, student, submission_id, stamp))
+
+
+def insert_submission(db: sqlite3.Connection, values: tuple[Any, ...]) -> int:
+    placeholders = ", ".join("?" for _ in SUBMISSION_COLUMNS)
+    cursor = db.execute(f"INSERT INTO submissions({', '.join(SUBMISSION_COLUMNS)}) VALUES ({placeholders})", values)
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
+
+
+def _insert_details(db: sqlite3.Connection, submission_id: int, report: dict[str, Any] | None) -> None:
+    for position, task in enumerate((report or {}).get("tasks", [])):
+        db.execute("INSERT INTO task_scores VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   (submission_id, position, task["id"], task.get("title", ""), task["score"], task["max_score"],
+                    task.get("status", ""), task.get("feedback", "")))
+        for check in task.get("checks", []):
+            db.execute("INSERT INTO check_results(submission, task, name, description, weight, status, message, "
+                       "hint, seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (submission_id, task["id"], check["name"], check.get("description", ""),
+                        check.get("weight", 0.0), check.get("status", ""), check.get("message", ""),
+                        check.get("hint", ""), check.get("seconds", 0.0)))
+
+
+def _row(row: sqlite3.Row, with_report: bool = True) -> SubmissionRow:
+    data = {key: row[key] for key in row.keys() if key != "report_json"}
+    report = json.loads(row["report_json"]) if with_report and row["report_json"] else None
+    return SubmissionRow(**data, report=report)

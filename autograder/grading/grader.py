@@ -1,0 +1,523 @@
+"""Grade one submission: prepare it, run each hidden check in the sandbox, compare with the reference, score."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import platform
+import queue
+import shutil
+import signal
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import save as save_safetensors
+
+from autograder import __version__
+from autograder.errors import AssignmentError, CheckFailed, WorkerDied
+from autograder.judge.compare import TOLERANCES, compare_outputs
+from autograder.judge.scoring import score_task
+from autograder.judge.transport import TransportError, decode_outputs, encode_outputs
+from autograder.judge.verdict import REFERENCE_LOCK, LazyOutputs
+from autograder.probe.checks import (
+    Check,
+    collect_checks,
+    helper_sources,
+    load_checks_file,
+)
+from autograder.probe.context import Context, derive_seed, pin_torch_state
+from autograder.reports.results import (
+    ERROR,
+    FAILED,
+    NOT_IMPLEMENTED,
+    PASSED,
+    TIMEOUT,
+    CheckResult,
+    GradeReport,
+    TaskResult,
+)
+from autograder.sandbox.host import (
+    JobResult,
+    Limits,
+    Zygote,
+    describe_isolation,
+    new_scratch,
+    start_zygotes,
+)
+from autograder.spec.assignment import Assignment, Task
+from autograder.spec.mutation import Mutation, apply_mutation, load_mutations
+from autograder.spec.quiz import (
+    grade_answers,
+    load_key,
+    load_questions,
+    quiz_checks,
+    read_answers,
+)
+from autograder.spec.reference import load_package, prune_reference
+from autograder.submission.package import PreparedSubmission, prepare_submission
+
+IMPORT_TIMEOUT = 30.0
+
+
+OUTPUT_PER_CHECK = 4096
+
+
+class Grader:
+    """Grades submissions of one assignment; reusable across many submissions (reference outputs are cached),
+    one at a time (``grade`` uses every zygote itself; use one Grader per thread).
+
+    Args:
+        assignment: The assignment.
+        scratch: A private folder for submissions and job files (a temporary one by default).
+        workers: Worker processes grading tasks of one submission in parallel.
+        zygotes: Already started workers to use instead (see sandbox.start_zygotes); ``workers`` is then ignored.
+        require_isolation: Refuse to grade unless this isolation tier is in force (autograder.isolation.TIERS).
+    """
+
+    def __init__(self, assignment: Assignment, scratch: Path | None = None, workers: int = 1,
+                 zygotes: list[Zygote] | None = None, require_isolation: str | None = None) -> None:
+        self.assignment = assignment
+        self.scratch = scratch or new_scratch()
+        self.zygotes = zygotes or start_zygotes(workers, self.scratch, protect=[assignment.root, assignment.reference])
+        for zygote in self.zygotes:
+            zygote.required = require_isolation or zygote.required
+        self.reference = load_package(assignment.reference, f"_reference_{assignment.name}", assignment.modules)
+        self.checks = {task.id: self._load_checks(task) for task in assignment.tasks}
+        self.check_sources = {task.id: task.checks.read_text() for task in assignment.tasks}
+        self.helper_sources = {task.id: helper_sources(task.checks) for task in assignment.tasks}
+        self.pruned = {task.id: prune_reference(assignment.reference, assignment.modules, task.uses)
+                       for task in assignment.tasks}
+        _refuse_own_reference(assignment, self.pruned)
+        self.assets = _load_assets(assignment.root / "hidden" / "assets")
+        for task in assignment.tasks:
+            missing = [name for name in task.assets if name not in self.assets]
+            if missing:
+                raise AssignmentError(f"task {task.id!r} needs assets {missing} missing from hidden/assets/")
+        self.mistakes = [m for m in load_mutations(assignment, "mistakes", present_tasks_only=True)
+                         if m.diagnose and m.hint]
+        self._mistake_packages: dict[str, Any] = {}
+        self._wrong: dict[str, dict[str, Any] | None] = {}
+        self._expected: dict[str, dict[str, Any]] = {}
+        self._jobs = itertools.count(1)
+
+    def close(self) -> None:
+        """Stop the worker and remove the scratch folder."""
+        for zygote in self.zygotes:
+            zygote.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def __enter__(self) -> "Grader":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- loading ---------------------------------------------------------------------------------------
+
+    def _load_checks(self, task: Task) -> list[Check]:
+        if task.checks is None or not task.checks.is_file():
+            raise AssignmentError(f"hidden checks for task {task.id!r} are not part of this installation "
+                                  f"({task.checks}); grading needs the instructor's copy")
+        namespace = load_checks_file(task.checks, f"_checks_{task.id}")
+        checks = [c for c in collect_checks(namespace) if c.task == task.id]
+        if not checks:
+            raise AssignmentError(f"{task.checks} declares no check for task {task.id!r}")
+        for check in checks:
+            if check.tolerance not in TOLERANCES:
+                raise AssignmentError(f"check {check.name}: unknown tolerance {check.tolerance!r}")
+        return checks
+
+    # -- grading ---------------------------------------------------------------------------------------
+
+    def grade(self, submission: Path, only: set[str] | None = None) -> GradeReport:
+        """Grade one submission end to end.
+
+        Args:
+            submission: A package folder, a folder containing it, or a zip.
+            only: Grade just these task ids (the quiz included if named); all tasks by default.
+
+        Returns:
+            The report.
+
+        Raises:
+            SubmissionError: If the submission cannot be found or unpacked.
+        """
+        started = time.monotonic()
+        scratch = new_scratch(prefix="submission-")
+        try:
+            prepared = prepare_submission(Path(submission), self.assignment, scratch)
+            outputs: list[str] = []
+            broken = self._probe_imports(prepared, outputs)
+            chosen = [task for task in self.assignment.tasks if only is None or task.id in only]
+            printed: dict[str, list[str]] = {task.id: [] for task in chosen}
+
+            graded = self._grade_tasks(chosen, prepared, broken, printed)
+            tasks = [graded[task.id] for task in chosen]
+            outputs += [text for task in chosen for text in printed[task.id]]
+            if self.assignment.quiz and (only is None or self.assignment.quiz.task_id in only):
+                tasks.append(self._grade_quiz(prepared))
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        notes = [f"missing file: {name}" for name in prepared.missing]
+        notes += [f"ignored: {name}" for name in prepared.ignored]
+        notes += [f"{module}.py could not be imported: {reason}" for module, reason in broken.items()]
+        return GradeReport(
+            assignment=self.assignment.name,
+            submission=str(submission),
+            score=round(sum(t.score for t in tasks), 2),
+            max_score=sum(t.max_score for t in tasks),
+            tasks=tasks,
+            digest=prepared.digest,
+            notes=notes,
+            student_output=_truncate("\n".join(outputs), self.assignment.max_output_bytes),
+            environment=self.environment(),
+            seconds=round(time.monotonic() - started, 2),
+        ).make_printable()
+
+    def _grade_tasks(self, chosen: list[Task], prepared: PreparedSubmission, broken: dict[str, str],
+                     printed: dict[str, list[str]]) -> dict[str, TaskResult]:
+        """Grade tasks on every zygote at once, longest first; the longest goes to a zygote already started (a
+        cold one starts meanwhile and takes the next tasks)."""
+        if len(self.zygotes) == 1 or len(chosen) == 1:
+            return {task.id: self._grade_task(task, prepared, broken, printed[task.id]) for task in chosen}
+        longest_first = sorted(chosen, key=lambda t: (not t.slow, -len(self.checks[t.id])))
+        rest: queue.SimpleQueue[Task] = queue.SimpleQueue()
+        for task in longest_first[1:]:
+            rest.put(task)
+        graded: dict[str, TaskResult] = {}
+
+        def serve(zygote: Zygote, task: Task | None) -> None:
+            try:
+                while task is None and not zygote.wait_ready(0.2):
+                    if rest.empty():
+                        return  # the others did everything while this one started
+            except WorkerDied:
+                return  # the others grade the rest
+            while True:
+                if task is None:
+                    try:
+                        task = rest.get_nowait()
+                    except queue.Empty:
+                        return
+                graded[task.id] = self._grade_task(task, prepared, broken, printed[task.id], zygote)
+                task = None
+
+        first = self._started_zygote()
+        zygotes = [first] + [z for z in self.zygotes if z is not first]
+        with ThreadPoolExecutor(len(zygotes)) as pool:
+            served = [pool.submit(serve, z, longest_first[0] if i == 0 else None) for i, z in enumerate(zygotes)]
+            for future in served:
+                future.result()
+        return graded
+
+    def _started_zygote(self) -> Zygote:
+        """A zygote already started (the first if none is): jobs that run alone need not wait for a cold one."""
+        return next((z for z in self.zygotes if z.started), self.zygotes[0])
+
+    def environment(self) -> dict[str, Any]:
+        """Versions, seeds and the isolation in force: what makes a grade reproducible."""
+        return {
+            "grader": __version__,
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "platform": platform.platform(),
+            "seed": self.assignment.seed,
+            **_isolation_fields(self.zygotes),
+        }
+
+    def _job(self, prepared: PreparedSubmission, extra: dict[str, Any]) -> dict[str, Any]:
+        workdir = prepared.workdir.parent / f"run-{next(self._jobs)}"
+        shutil.copytree(prepared.workdir, workdir)
+        return {"package": self.assignment.package, "workdir": str(workdir), **extra}
+
+    def _run(self, job: dict[str, Any], wall_seconds: float, steps: int = 1, zygote: Zygote | None = None) -> JobResult:
+        job_dir = Path(job["workdir"]).with_name(Path(job["workdir"]).name + "-out")
+        job_dir.mkdir()
+        limits = Limits(wall_seconds=wall_seconds, cpu_seconds=int(wall_seconds * 2 * steps) + 5,
+                        memory_bytes=self.assignment.memory_mb * 1024 * 1024, steps=steps)
+        zygote = zygote or self._started_zygote()
+        try:
+            return zygote.run(job, limits, job_dir, OUTPUT_PER_CHECK * steps)
+        except WorkerDied as exc:
+            zygote.start()
+            return JobResult(exit={"code": None, "signal": None, "worker_died": str(exc)}, job_dir=job_dir)
+        finally:
+            shutil.rmtree(job["workdir"], ignore_errors=True)
+
+    def _probe_imports(self, prepared: PreparedSubmission, outputs: list[str]) -> dict[str, str]:
+        """Find the student modules that cannot be imported (error, exit or hang at import time).
+
+        A job imports the modules in order and stops trusting its records at the first failure: a module that
+        imports a broken one would fail too, so the rest are tried again in a fresh job where the broken module
+        is replaced by its fallback. A failure located in another module's file tries that module first.
+        """
+        broken: dict[str, str] = {}
+        remaining = [m for m in self.assignment.modules if f"{m}.py" in prepared.copied]
+        for module in self.assignment.modules:
+            if f"{module}.py" not in prepared.copied:
+                broken[module] = f"{module}.py is missing from the submission"
+        moved: set[str] = set()
+        for _ in range(3 * len(self.assignment.modules) + 1):
+            if not remaining:
+                break
+            job = self._job(prepared, {"import_modules": remaining, "broken_modules": broken})
+            result = self._run(job, IMPORT_TIMEOUT)
+            _collect_output(outputs, "import", result)
+            done = {r.get("import"): r for r in result.records if isinstance(r.get("import"), str)}
+            for module in list(remaining):
+                record = done.get(module)
+                if record is not None and record.get("status") == "ok":
+                    remaining.remove(module)
+                    continue
+                reason = _ended_early(result, "importing it") if record is None else _format_error(record.get("error"))
+                culprit = next((m for m in remaining if m != module and m not in moved and f"{m}.py" in reason), None)
+                if culprit is not None:
+                    moved.add(culprit)
+                    remaining.remove(culprit)
+                    remaining.insert(0, culprit)
+                else:
+                    broken[module] = reason
+                    remaining.remove(module)
+                break
+        for module in remaining:
+            broken[module] = "its import could not be checked"
+        return broken
+
+    def _grade_task(self, task: Task, prepared: PreparedSubmission, broken: dict[str, str],
+                    outputs: list[str], zygote: Zygote | None = None) -> TaskResult:
+        """Run the task's checks in one sandboxed job; a check that ends its job early costs that check alone:
+        the checks after it run in a fresh job (after a timeout they are not run, so a hang costs one wait)."""
+        checks = [(check, derive_seed(self.assignment.seed, check.name)) for check in self.checks[task.id]]
+        own_broken = [m for m in task.modules if m in broken]
+        if own_broken:
+            module = own_broken[0]
+            results = [CheckResult(check.name, check.description, check.weight, ERROR,
+                                   f"{module}.py could not be imported: {broken[module]}", seed=seed)
+                       for check, seed in checks]
+            return score_task(task.id, task.title, task.points, results)
+        results = []
+        pending = checks
+        while pending:
+            done = self._run_checks(task, pending, prepared, broken, outputs, zygote)
+            results += done
+            pending = pending[len(done):]
+            if done[-1].status == TIMEOUT:  # only the check a job ended during can time out
+                results += [CheckResult(check.name, check.description, check.weight, TIMEOUT,
+                                        "not run: an earlier check of this task timed out", seed=seed)
+                            for check, seed in pending]
+                break
+        return score_task(task.id, task.title, task.points, results)
+
+    def _run_checks(self, task: Task, checks: list[tuple[Check, int]], prepared: PreparedSubmission,
+                    broken: dict[str, str], outputs: list[str],
+                    zygote: Zygote | None = None) -> list[CheckResult]:
+        """Run checks in order in one job; return the results of those that ran: all of them, or those up to and
+        including the one during which the job ended early (its status ``timeout`` or ``error``)."""
+        job = self._job(prepared, {
+            "checks_source": self.check_sources[task.id],
+            "helper_sources": self.helper_sources[task.id],
+            "reference_sources": self.pruned[task.id],
+            "uses": list(task.uses),
+            "broken_modules": broken,
+            "assets": {name: self.assets[name].hex() for name in task.assets},
+            "checks": [{"name": check.name, "seed": seed} for check, seed in checks],
+        })
+        result = self._run(job, task.timeout, steps=len(checks), zygote=zygote)
+        label = checks[0][0].name if len(checks) == 1 else task.id
+        _collect_output(outputs, label, result)
+        records: dict[str, dict[str, Any]] = {}
+        for record in result.records:
+            if isinstance(record.get("check"), str):
+                records.setdefault(record["check"], record)
+        done: list[CheckResult] = []
+        try:
+            for check, seed in checks:
+                base = CheckResult(check.name, check.description, check.weight, ERROR, seed=seed)
+                record = records.get(check.name)
+                if record is None:
+                    base.status = TIMEOUT if result.timed_out else ERROR
+                    base.message = (f"did not finish within {task.timeout:g} s (an endless loop, a long sleep, "
+                                    f"or far too slow)" if result.timed_out else _ended_early(result, "this check"))
+                    done.append(base)
+                    return done
+                done.append(self._read_check(check, seed, record, result, base))
+            return done
+        finally:
+            if result.job_dir is not None:
+                shutil.rmtree(result.job_dir, ignore_errors=True)
+
+    def _read_check(self, check: Check, seed: int, record: dict[str, Any], result: JobResult,
+                    base: CheckResult) -> CheckResult:
+        base.seconds, base.cpu_seconds = (_seconds(record.get(key)) for key in ("seconds", "cpu_seconds"))
+        status = record.get("status")
+        if status in ("not_implemented", "error"):
+            base.status = NOT_IMPLEMENTED if status == "not_implemented" else ERROR
+            base.message = _format_error(record.get("error"))
+            return base
+        try:
+            tensor_bytes = _read_tensor_file(result.job_dir, record.get("tensors"))
+            actual = decode_outputs(record.get("values"), tensor_bytes)
+        except TransportError as exc:
+            base.message = f"the outputs could not be read back: {exc}"
+            return base
+        return self._judge(check, seed, actual, base)
+
+    def expected_outputs(self, check: Check, seed: int) -> dict[str, Any]:
+        """The reference's outputs for a check (computed once per seed, then cached)."""
+        key = f"{check.name}:{seed}"
+        if key not in self._expected:
+            self._expected[key] = self._run_reference_probe(check, seed, self.reference)
+        return self._expected[key]
+
+    def _run_reference_probe(self, check: Check, seed: int, implementation: Any) -> dict[str, Any]:
+        with REFERENCE_LOCK:  # torch's global RNG and settings are process-wide: one probe at a time
+            pin_torch_state(seed)
+            outputs = check.probe(implementation, self.reference, Context(seed, self.assets))
+            values, tensors = encode_outputs(outputs)
+        return decode_outputs(values, save_safetensors(tensors) if tensors else None)
+
+    def _judge(self, check: Check, seed: int, actual: dict[str, Any], result: CheckResult) -> CheckResult:
+        expected = self.expected_outputs(check, seed) if check.compare_reference else None
+        failures: list[str] = []
+        if expected is not None:
+            failures += compare_outputs(expected, actual, check.tolerance)
+        if not actual:  # e.g. a worker whose output encoding was tampered with: never vacuous
+            failures.append("no outputs came back")
+        if check.verify:
+            try:
+                verify_context = Context(seed, self.assets, reference=self.reference)
+                reference_view = expected if expected is not None else LazyOutputs(
+                    lambda: self.expected_outputs(check, seed))
+                failures += [str(m) for m in check.verify(actual, reference_view, verify_context)]
+            except CheckFailed as exc:
+                failures.append(str(exc))
+            except Exception as exc:  # noqa: BLE001 - malformed student outputs can trip a verifier
+                failures.append(f"the outputs could not be checked ({type(exc).__name__}: {exc})")
+        if not failures:
+            result.status, result.message = PASSED, ""
+            return result
+        result.status = FAILED
+        result.message = failures[0] + (f" (and {len(failures) - 1} more problems)" if len(failures) > 1 else "")
+        result.hint = self._diagnose(check, seed, actual)
+        return result
+
+    def _diagnose(self, check: Check, seed: int, actual: dict[str, Any]) -> str:
+        """Name the known mistake of this task whose outputs match the student's, if any."""
+        if not check.diagnose:
+            return ""
+        for mistake in (m for m in self.mistakes if m.task == check.task):
+            wrong = self._mistake_outputs(mistake, check, seed)
+            if wrong is not None and not compare_outputs(wrong, actual, check.tolerance):
+                return mistake.hint
+        return ""
+
+    def _mistake_outputs(self, mistake: Mutation, check: Check, seed: int) -> dict[str, Any] | None:
+        """What the known mistake outputs on this check (cached; None if it cannot run on this probe)."""
+        key = f"{mistake.id}:{check.name}:{seed}"
+        if key not in self._wrong:
+            try:
+                self._wrong[key] = self._run_reference_probe(check, seed, self._mistake_package(mistake))
+            except Exception:  # noqa: BLE001 - a mistake that cannot run on this probe tells nothing
+                self._wrong[key] = None
+        return self._wrong[key]
+
+    def _mistake_package(self, mistake: Mutation) -> Any:
+        if mistake.id not in self._mistake_packages:
+            folder = apply_mutation(self.assignment.reference, mistake, self.scratch / "mistakes" / mistake.id)
+            name = f"_mistake_{self.assignment.name}_{mistake.id}"
+            self._mistake_packages[mistake.id] = load_package(folder, name, self.assignment.modules)
+        return self._mistake_packages[mistake.id]
+
+    def _grade_quiz(self, prepared: PreparedSubmission) -> TaskResult:
+        quiz = self.assignment.quiz
+        assert quiz is not None
+        answers, problem = read_answers(prepared.package_dir / quiz.answers_file)
+        graded = grade_answers(load_questions(quiz), load_key(quiz), answers)
+        result = score_task(quiz.task_id, quiz.title, quiz.points, quiz_checks(graded, quiz.feedback, problem))
+        correct = sum(a.correct for a in graded)
+        result.feedback = f"{correct} of {len(graded)} answers correct" + (f"; {problem}" if problem else "")
+        return result
+
+
+def _refuse_own_reference(assignment: Assignment, pruned: dict[str, dict[str, str]]) -> None:
+    """A task's worker must never hold the reference of the task's own functions."""
+    for task in assignment.tasks:
+        for qualified in task.functions:
+            module, name = qualified.split(".", 1)
+            tree = ast.parse(pruned[task.id].get(module, ""))
+            if any(getattr(node, "name", None) == name for node in tree.body):
+                raise AssignmentError(f"task {task.id!r}: what it uses pulls in the reference {qualified}; "
+                                      "the task would be graded against itself")
+
+
+def _load_assets(folder: Path) -> dict[str, bytes]:
+    if not folder.is_dir():
+        return {}
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def _read_tensor_file(job_dir: Path | None, name: Any) -> bytes | None:
+    if name is None or job_dir is None:
+        return None
+    if not isinstance(name, str) or "/" in name or name.startswith("."):
+        raise TransportError("bad tensor file name")
+    path = job_dir / name
+    if not path.is_file() or path.is_symlink():
+        raise TransportError("tensor file missing")
+    return path.read_bytes()
+
+
+def _seconds(value: Any) -> float:
+    """A duration reported by the worker (untrusted): a finite, non-negative number or 0."""
+    if type(value) not in (int, float) or not 0 <= value < 1e7:
+        return 0.0
+    return float(value)
+
+
+def _format_error(error: Any) -> str:
+    if not isinstance(error, dict):
+        return "failed"
+    kind = str(error.get("type", "Exception"))[:80]
+    message = str(error.get("message", ""))[:300]
+    where = error.get("where")
+    text = f"{kind}: {message}" if message else kind
+    if kind == "MemoryError":
+        text += " (ran out of memory under the grader's limit)"
+    return text + (f" ({where})" if isinstance(where, str) else "")
+
+
+def _ended_early(result: JobResult, during: str) -> str:
+    exit_info = result.exit or {}
+    if result.timed_out:
+        return f"did not finish in time while {during}"
+    if exit_info.get("worker_died"):
+        return f"the grader's worker was stopped during {during}"
+    sig = exit_info.get("signal")
+    if sig:
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        why = {"SIGSEGV": " (a crash, e.g. unbounded recursion)", "SIGXCPU": " (CPU time limit)",
+               "SIGKILL": " (killed, e.g. over the memory limit)"}.get(name, "")
+        return f"the process running your code was killed by {name}{why} during {during}"
+    return f"the process running your code exited (code {exit_info.get('code')}) during {during}"
+
+
+def _collect_output(outputs: list[str], label: str, result: JobResult) -> None:
+    text = result.output.strip()
+    if text:
+        outputs.append(f"--- output during {label}" + (" (truncated)" if result.output_truncated else "") + f"\n{text}")
+
+
+def _truncate(text: str, limit: int) -> str:
+    data = text.encode("utf-8", errors="replace")
+    if len(data) <= limit:
+        return text
+    return data[:limit].decode("utf-8", errors="ignore") + "\n[output truncated]"
+
+
+def _isolation_fields(zygotes: list[Zygote]) -> dict[str, Any]:
+    """The isolation tier in force (the weakest among the workers) and its features, for the report."""
+    summary = describe_isolation(zygotes)
+    return {"isolation": summary["tier"], "isolation_features": summary["features"]}

@@ -1,0 +1,31 @@
+"""The instructor's API for hidden checks: ``@check``, ``Context`` (seeded inputs), helpers and ready verifiers.
+
+Hidden checks files import everything from here (``from autograder.probe import check, raised``); the modules
+below are the implementation.
+"""
+
+from autograder.errors import CheckFailed
+from autograder.probe.checks import (
+                                     Check,
+                                     Outputs,
+                                     Probe,
+                                     Verifier,
+                                     check,
+                                     collect_checks,
+                                     helper_sources,
+                                     load_checks_file,
+                                     run_checks_file,
+)
+from autograder.probe.context import (
+                                     Context,
+                                     canonical_parameters,
+                                     derive_seed,
+                                     pin_torch_state,
+)
+from autograder.probe.helpers import kind_of, raised, rows_counter, state_dict_outputs
+
+__all__ = [
+    "Check", "CheckFailed", "Context", "Outputs", "Probe", "Verifier", "canonical_parameters", "check",
+    "collect_checks", "derive_seed", "helper_sources", "kind_of", "load_checks_file", "pin_torch_state", "raised",
+    "rows_counter", "run_checks_file", "state_dict_outputs",
+]

@@ -1,0 +1,146 @@
+"""The vocabulary of hidden checks: declare a check, build seeded inputs, and name the plain outputs to compare.
+
+A hidden checks file is plain Python that imports this module and decorates functions with :func:`check`.
+Each decorated function is a *probe*: ``probe(impl, ref, ctx) -> dict`` calls the code under test (``impl``)
+on seeded inputs and returns named outputs (tensors, numbers, strings, lists of them). The grader runs the
+probe twice on the same seed: in a sandboxed worker with ``impl`` = the student's package (the reference
+substituted for what the task builds on), and in the trusted parent with ``impl`` = the reference. Outputs
+are compared in the parent; ``verify`` adds properties checked on the student's plain outputs there.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from autograder.probe.context import Context
+
+Outputs = dict[str, Any]
+
+
+Probe = Callable[[Any, Any, "Context"], Mapping[str, Any]]
+
+
+Verifier = Callable[["Outputs", "Outputs | None", "Context"], Iterable[str]]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One hidden check of a task.
+
+    Attributes:
+        name: Unique name (``task.function``) used in reports and seeds.
+        task: Id of the task the check belongs to.
+        weight: Share of the task's points this check carries, relative to the task's other checks.
+        description: What is checked, in words a student can act on (never the inputs themselves).
+        probe: Runs the code under test and returns named outputs.
+        verify: Optional properties checked in the parent on the student's outputs (and the reference's).
+        compare_reference: Whether every output must also match the reference's output for that name.
+        tolerance: Name of the tolerance in autograder.compare.TOLERANCES used for floating-point outputs.
+        diagnose: Whether a failure is matched against the task's known mistakes (off for expensive probes).
+    """
+
+    name: str
+    task: str
+    weight: float
+    description: str
+    probe: Probe
+    verify: Verifier | None = None
+    compare_reference: bool = True
+    tolerance: str = "float32"
+    diagnose: bool = True
+
+
+def check(
+    task: str,
+    *,
+    weight: float = 1.0,
+    description: str = "",
+    verify: Verifier | None = None,
+    compare_reference: bool = True,
+    tolerance: str = "float32",
+    diagnose: bool = True,
+) -> Callable[[Probe], Probe]:
+    """Declare the decorated probe as a hidden check of ``task``.
+
+    Args:
+        task: Task id the check belongs to.
+        weight: Relative weight inside the task.
+        description: Student-facing sentence saying what is checked.
+        verify: Parent-side property check ``verify(student, reference, ctx)`` yielding failure messages.
+        compare_reference: Compare each output with the reference output of the same name.
+        tolerance: Tolerance name for floating-point comparisons.
+        diagnose: Match a failure against the task's known mistakes (turn off for expensive probes).
+
+    Returns:
+        A decorator that attaches the Check to the probe and returns the probe unchanged.
+    """
+
+    def decorate(probe: Probe) -> Probe:
+        probe.__check__ = Check(  # type: ignore[attr-defined]
+            name=f"{task}.{probe.__name__}",
+            task=task,
+            weight=float(weight),
+            description=description or (probe.__doc__ or probe.__name__).strip().splitlines()[0],
+            probe=probe,
+            verify=verify,
+            compare_reference=compare_reference,
+            tolerance=tolerance,
+            diagnose=diagnose,
+        )
+        return probe
+
+    return decorate
+
+
+def collect_checks(namespace: Mapping[str, Any]) -> list[Check]:
+    """Return the checks declared in an executed checks file, in definition order."""
+    return [value.__check__ for value in namespace.values() if hasattr(value, "__check__")]
+
+
+HELPER_PREFIX = "_"
+
+
+_HELPERS_LOCK = threading.Lock()
+
+
+def helper_sources(checks_file: Path) -> dict[str, str]:
+    """The helper modules beside a checks file (``_name.py`` in the same folder) that checks may import, by name.
+
+    A helper holds what several checks files share; a name must not start with ``_reference_`` or ``_mistake_``.
+    """
+    return {path.stem: path.read_text() for path in sorted(checks_file.parent.glob(f"{HELPER_PREFIX}*.py"))}
+
+
+def run_checks_file(code: types.CodeType, helpers: Mapping[str, types.CodeType], name: str) -> dict[str, Any]:
+    """Execute a compiled checks file with its helper modules importable (only while it runs); return its
+    namespace. The parent and the worker both load checks this way, so a helper behaves the same in both."""
+    with _HELPERS_LOCK:
+        saved = {helper: sys.modules.get(helper) for helper in helpers}
+        try:
+            for helper, helper_code in helpers.items():
+                module = types.ModuleType(helper)
+                sys.modules[helper] = module
+                exec(helper_code, module.__dict__)  # noqa: S102 - instructor code, as every checks file
+            namespace: dict[str, Any] = {"__name__": name}
+            exec(code, namespace)  # noqa: S102 - the checks file itself
+        finally:
+            for helper, previous in saved.items():
+                if previous is None:
+                    sys.modules.pop(helper, None)
+                else:
+                    sys.modules[helper] = previous
+    return namespace
+
+
+def load_checks_file(path: Path, name: str) -> dict[str, Any]:
+    """Execute the checks file at ``path`` (with its helpers) as the grader does; return its namespace."""
+    helpers = {helper: compile(source, str(path.parent / f"{helper}.py"), "exec")
+               for helper, source in helper_sources(path).items()}
+    return run_checks_file(compile(path.read_text(), str(path), "exec"), helpers, name)
+
+

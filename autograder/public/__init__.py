@@ -1,0 +1,1 @@
+"""The student's side: `grader check` runs an assignment's public tests and reports each task."""

@@ -1,0 +1,245 @@
+"""The class report: pass rates, score histogram, frequent diagnosed mistakes and slow submissions (markdown + PNG)."""
+
+from __future__ import annotations
+
+import html
+import statistics
+import textwrap
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from autograder.errors import GraderError
+from autograder.gradebook.store import ERROR, GRADED, Gradebook
+from autograder.util.atomic import write_atomic
+
+HISTOGRAM_BINS = 10
+TOP = 10
+FIGURE_NAME = "class_report.png"
+MARKDOWN_NAME = "class_report.md"
+
+
+@dataclass
+class TaskStats:
+    """One task across the class."""
+
+    id: str
+    title: str
+    max_score: float
+    students: int = 0
+    passed: int = 0
+    not_implemented: int = 0
+    total_score: float = 0.0
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.students if self.students else 0.0
+
+    @property
+    def mean(self) -> float:
+        return self.total_score / self.students if self.students else 0.0
+
+
+@dataclass
+class ClassStats:
+    """Everything the class report shows."""
+
+    assignment: str
+    students: int = 0
+    max_score: float = 0.0
+    scores: list[float] = field(default_factory=list)
+    tasks: list[TaskStats] = field(default_factory=list)
+    hints: list[tuple[str, str, int]] = field(default_factory=list)
+    failing_checks: list[tuple[str, str, int]] = field(default_factory=list)
+    slowest: list[tuple[str, float, float, float]] = field(default_factory=list)
+    errors: list[tuple[str, str]] = field(default_factory=list)
+
+    def histogram(self) -> list[int]:
+        """Counts of scores per tenth of the maximum (the last bin includes full marks)."""
+        counts = [0] * HISTOGRAM_BINS
+        for score in self.scores:
+            share = score / self.max_score if self.max_score else 0.0
+            counts[min(HISTOGRAM_BINS - 1, max(0, int(share * HISTOGRAM_BINS)))] += 1
+        return counts
+
+
+def choose_assignment(book: Gradebook, assignment: str | None) -> str:
+    """The assignment to report on: the one named, or the only one in the gradebook.
+
+    Raises:
+        GraderError: If the gradebook holds none, or several and none was named.
+    """
+    known = book.assignments()
+    if assignment is not None:
+        if assignment not in known:
+            listed = ", ".join(known) or "none"
+            raise GraderError(f"{book.path} has no submissions of {assignment!r} (it has: {listed})")
+        return assignment
+    if not known:
+        raise GraderError(f"{book.path} holds no graded submissions yet")
+    if len(known) > 1:
+        raise GraderError(f"{book.path} holds several assignments ({', '.join(known)}); choose one with --assignment")
+    return known[0]
+
+
+def class_stats(book: Gradebook, assignment: str) -> ClassStats:
+    """Collect the class statistics of an assignment's current submissions."""
+    rows = book.current(assignment, with_reports=False)
+    stats = ClassStats(assignment, students=len(rows))
+    graded = [r for r in rows if r.status == GRADED]
+    stats.errors = [(r.student, r.message) for r in rows if r.status == ERROR]
+    stats.scores = [r.score for r in graded]
+    stats.max_score = max((r.max_score for r in rows), default=0.0)
+    tasks: dict[str, TaskStats] = {}
+    for row in graded:
+        for task in row.tasks:
+            entry = tasks.setdefault(task["task"], TaskStats(task["task"], task["title"], task["max_score"]))
+            entry.students += 1
+            entry.passed += task["status"] == "passed"
+            entry.not_implemented += task["status"] == "not_implemented"
+            entry.total_score += task["score"]
+    stats.tasks = list(tasks.values())
+    checks = book.check_results(assignment)
+    stats.hints = _most_frequent((c["task"], c["hint"], c["student"]) for c in checks if c["hint"])
+    stats.failing_checks = _most_frequent((c["name"], c["description"], c["student"]) for c in checks
+                                          if c["status"] != "passed")
+    stats.slowest = sorted(((r.student, r.seconds, r.score, r.max_score) for r in graded),
+                           key=lambda s: -s[1])[:TOP]
+    return stats
+
+
+def _most_frequent(triples: Iterable[tuple[str, str, str]]) -> list[tuple[str, str, int]]:
+    """(key, text, student) triples to the most frequent (key, text) pairs, counted once per student."""
+    counts = Counter((key, text) for key, text, _ in set(triples))
+    return [(key, text, count) for (key, text), count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))][:TOP]
+
+
+def _cell(value: object) -> str:
+    """Text made safe for a markdown table cell: no raw HTML, no pipes, one line."""
+    return html.escape(" ".join(str(value).split()), quote=False).replace("|", "&#124;")
+
+
+def render_markdown(stats: ClassStats, figure: str | None) -> str:
+    """The class report as markdown."""
+    lines = [f"# {_cell(stats.assignment)}: class report", ""]
+    graded = len(stats.scores)
+    lines.append(f"{stats.students} students; {graded} graded, {len(stats.errors)} could not be graded.")
+    if stats.scores:
+        full = sum(1 for s in stats.scores if stats.max_score and s >= stats.max_score)
+        lines.append(f"Scores out of {stats.max_score:g}: mean {statistics.fmean(stats.scores):.2f}, median "
+                     f"{statistics.median(stats.scores):g}, min {min(stats.scores):g}, max {max(stats.scores):g}; "
+                     f"{full} with full marks.")
+    if figure:
+        lines += ["", f"![class report]({figure})"]
+    lines += ["", "## Tasks", "", "| task | points | mean | passed | pass rate | not implemented |",
+              "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for task in stats.tasks:
+        lines.append(f"| {_cell(task.title)} (`{_cell(task.id)}`) | {task.max_score:g} | {task.mean:.2f} | "
+                     f"{task.passed}/{task.students} | {task.pass_rate:.0%} | {task.not_implemented} |")
+    lines += ["", "## Score histogram", "", "| score | students | |", "| --- | ---: | --- |"]
+    for index, count in enumerate(stats.histogram()):
+        low, high = index * 100 // HISTOGRAM_BINS, (index + 1) * 100 // HISTOGRAM_BINS
+        label = f"{low}–{high}%" + (" (incl. full)" if index == HISTOGRAM_BINS - 1 else "")
+        lines.append(f"| {label} | {count} | {'#' * count} |")
+    lines += ["", "## Most frequent diagnosed mistakes", ""]
+    lines += _table(["task", "hint", "students"], [(t, h, str(n)) for t, h, n in stats.hints]) \
+        if stats.hints else ["No failure matched a known mistake."]
+    lines += ["", "## Most frequently failed checks", ""]
+    lines += _table(["check", "what it checks", "students"], [(c, d, str(n)) for c, d, n in stats.failing_checks]) \
+        if stats.failing_checks else ["Every check passed for every student."]
+    lines += ["", "## Slowest submissions", ""]
+    lines += _table(["student", "seconds", "score"],
+                    [(s, f"{sec:.2f}", f"{sc:g} / {mx:g}") for s, sec, sc, mx in stats.slowest]) \
+        if stats.slowest else ["None graded yet."]
+    if stats.errors:
+        lines += ["", "## Could not be graded", ""] + _table(["student", "reason"], stats.errors)
+    return "\n".join(lines) + "\n"
+
+
+def _table(header: list[str], rows: list[tuple[str, ...]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    return lines + ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+
+
+def render_figure(stats: ClassStats, path: Path) -> None:
+    """Draw the four panels (histogram, pass rates, mistakes, slowest) into a PNG.
+
+    Raises:
+        GraderError: If matplotlib is not installed.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise GraderError("the figure needs matplotlib: pip install 'transformer-autograder[instructor]'") from None
+    figure, axes = plt.subplots(2, 2, figsize=(14, 9))
+    _plot_histogram(axes[0][0], stats)
+    _plot_tasks(axes[0][1], stats)
+    _plot_bars(axes[1][0], [(f"{t}: {h}", n) for t, h, n in stats.hints], "most frequent diagnosed mistakes",
+               "students", "no failure matched a known mistake")
+    _plot_bars(axes[1][1], [(s, sec) for s, sec, _, _ in stats.slowest], "slowest submissions", "seconds",
+               "nothing graded yet")
+    figure.suptitle(f"{stats.assignment}: {stats.students} students")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    figure.savefig(temporary, dpi=100, format="png")
+    plt.close(figure)
+    temporary.replace(path)
+
+
+def _plot_histogram(axis: Any, stats: ClassStats) -> None:
+    counts = stats.histogram()
+    labels = [f"{i * 100 // HISTOGRAM_BINS}" for i in range(HISTOGRAM_BINS)]
+    axis.bar(range(HISTOGRAM_BINS), counts, color="#4c72b0")
+    axis.set_xticks(range(HISTOGRAM_BINS), labels)
+    axis.set_xlabel(f"score (% of {stats.max_score:g}, bin start)")
+    axis.set_ylabel("students")
+    axis.set_title("score histogram")
+
+
+def _plot_tasks(axis: Any, stats: ClassStats) -> None:
+    names = [t.id for t in stats.tasks][::-1]
+    axis.barh(names, [t.pass_rate * 100 for t in stats.tasks][::-1], color="#55a868",
+              label="passed (%)")
+    axis.barh(names, [t.mean / t.max_score * 100 if t.max_score else 0 for t in stats.tasks][::-1],
+              color="none", edgecolor="black", label="mean score (% of points)")
+    axis.set_xlim(0, 100)
+    axis.set_title("per-task pass rate")
+    axis.legend(loc="lower right", fontsize="small")
+
+
+def _plot_bars(axis: Any, items: list[tuple[str, float]], title: str, unit: str, empty: str) -> None:
+    axis.set_title(title)
+    if not items:
+        axis.text(0.5, 0.5, empty, ha="center", va="center")
+        axis.set_axis_off()
+        return
+    labels = [textwrap.shorten(label, 70, placeholder="...") for label, _ in items][::-1]
+    axis.barh(range(len(items)), [value for _, value in items][::-1], color="#c44e52")
+    axis.set_yticks(range(len(items)), labels, fontsize="small")
+    axis.set_xlabel(unit)
+
+
+def write_class_report(gradebook: Path, out: Path, assignment: str | None = None,
+                       figure: bool = True) -> list[Path]:
+    """Write the class report (markdown, and the PNG figure unless ``figure`` is False) into ``out``.
+
+    Returns:
+        The files written.
+
+    Raises:
+        GraderError: If the gradebook cannot be read, or matplotlib is missing for the figure.
+    """
+    with Gradebook(Path(gradebook), readonly=True) as book:
+        stats = class_stats(book, choose_assignment(book, assignment))
+    written = []
+    if figure:
+        render_figure(stats, out / FIGURE_NAME)
+        written.append(out / FIGURE_NAME)
+    write_atomic(out / MARKDOWN_NAME, render_markdown(stats, FIGURE_NAME if figure else None))
+    written.append(out / MARKDOWN_NAME)
+    return written

@@ -1,0 +1,88 @@
+"""The data a grading run produces: check, task and submission results, plain and JSON-serialisable."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from autograder.util.safety import printable
+
+PASSED, FAILED, ERROR, TIMEOUT, NOT_IMPLEMENTED = "passed", "failed", "error", "timeout", "not_implemented"
+STATUSES = (PASSED, FAILED, ERROR, TIMEOUT, NOT_IMPLEMENTED)
+
+
+@dataclass
+class CheckResult:
+    """The outcome of one hidden check (or one quiz question).
+
+    Attributes:
+        name: The check's name (``task.function``).
+        description: What the check verifies, for the student.
+        weight: The check's weight inside its task.
+        status: One of STATUSES.
+        message: Why it did not pass (empty when it passed).
+        hint: The likely mistake, when the failure matches a known one.
+        seed: The seed the check ran with.
+        seconds: Wall-clock time the probe took in the worker.
+        cpu_seconds: CPU time the probe took in the worker.
+    """
+
+    name: str
+    description: str
+    weight: float
+    status: str
+    message: str = ""
+    hint: str = ""
+    seed: int | None = None
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASSED
+
+
+@dataclass
+class TaskResult:
+    """A task's score and status, with its checks."""
+
+    id: str
+    title: str
+    score: float
+    max_score: float
+    status: str
+    feedback: str
+    checks: list[CheckResult] = field(default_factory=list)
+
+
+@dataclass
+class GradeReport:
+    """Everything a grading run found, ready for any report format."""
+
+    assignment: str
+    submission: str
+    score: float
+    max_score: float
+    tasks: list[TaskResult]
+    digest: str = ""
+    notes: list[str] = field(default_factory=list)
+    student_output: str = ""
+    environment: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the ``--format json`` report)."""
+        return asdict(self)
+
+    def make_printable(self) -> GradeReport:
+        """Pass every text that student code can influence through :func:`autograder.safety.printable`."""
+        self.submission = printable(self.submission, one_line=True)
+        self.notes = [printable(note, one_line=True) for note in self.notes]
+        self.student_output = printable(self.student_output)
+        for task in self.tasks:
+            task.feedback = printable(task.feedback, one_line=True)
+            for check in task.checks:
+                check.description, check.message, check.hint = (
+                    printable(check.description, one_line=True), printable(check.message, one_line=True),
+                    printable(check.hint, one_line=True))
+        return self

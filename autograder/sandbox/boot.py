@@ -1,0 +1,66 @@
+"""TODO docstring for sandbox.boot"""
+
+from __future__ import annotations
+
+import os
+
+from autograder.sandbox.linux import (
+    CLONE_NEWPID,
+    CLONE_NEWUSER,
+    PR_SET_PDEATHSIG,
+    prctl,
+    unshare,
+    write_id_maps,
+)
+from autograder.sandbox.tiers import TIERS
+
+
+def _read_config_line() -> dict:
+    import json
+
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(0, 1)  # one byte at a time: never read past the configuration line
+        if not chunk:
+            break
+        data += chunk
+    return json.loads(data or b"{}")
+
+
+def boot() -> None:
+    """Entry point of the worker process: read the configuration, enter a PID namespace, start the zygote.
+
+    The zygote runs as PID 1 of a new PID namespace (with a user namespace when not root), so every process a
+    job starts stays inside it: the zygote can kill them all with ``kill(-1)``, they cannot signal the zygote
+    (the kernel ignores signals to a namespace's init from inside it), and when the zygote dies they all die.
+    This process only waits for the zygote and exits with it.
+    """
+    import signal
+    import sys
+
+    config = _read_config_line()
+    pidns, note = False, ""
+    tiers = TIERS[: TIERS.index(config.get("max_tier", TIERS[-1])) + 1] if config.get("max_tier") in TIERS else TIERS
+    if "namespaces" in tiers:
+        try:
+            if os.geteuid() == 0:
+                unshare(CLONE_NEWPID)
+            else:
+                uid, gid = os.getuid(), os.getgid()
+                unshare(CLONE_NEWUSER | CLONE_NEWPID)
+                write_id_maps(uid, gid)
+            child = os.fork()
+            if child:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                _, status = os.waitpid(child, 0)
+                os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+            pidns = True
+            try:
+                prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            except OSError:
+                pass
+        except OSError as exc:
+            note = f"no PID namespace for the worker: {exc}"
+    from autograder.sandbox.zygote import main
+
+    sys.exit(main(config, pidns=pidns, note=note))

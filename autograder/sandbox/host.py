@@ -1,0 +1,488 @@
+"""The trusted side of the worker: start the zygote, send jobs, enforce wall-clock limits, read results.
+
+Everything that comes back from a job is untrusted: result lines are parsed as JSON with size bounds, files in the
+job folder are read without following links and only if they are plain files, and the job's printed output is only
+ever shown as the student's own output. See docs/SECURITY.md for the threat model and the isolation tiers.
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import secrets
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autograder.errors import IsolationError, WorkerDied
+from autograder.protocol import MARKER_VARIABLE
+from autograder.sandbox import linux
+from autograder.sandbox.procfs import kill_marked
+from autograder.sandbox.results import (
+    JobResult,
+    StepCounter,
+    read_results,
+    sanitize_job_dir,
+)
+from autograder.sandbox.tiers import TIERS, meets, tier_of
+from autograder.util.paths import PACKAGE_ROOT
+
+STEP_POLL_SECONDS = 0.1
+
+
+
+
+# -I ignores PYTHONPATH, the user site and the current folder; the grader's own folder is added explicitly.
+_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox.boot import boot; boot()"
+
+
+STARTUP_TIMEOUT = 120.0
+
+
+KILL_TIMEOUT = 10.0
+
+
+
+
+SANDBOX_UID_BASE = 60000
+
+
+SANDBOX_UID_RANGE = 5000
+
+
+MAX_ISOLATION_VARIABLE = "GRADER_MAX_ISOLATION"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits applied to each job's process tree.
+
+    Attributes:
+        wall_seconds: Wall-clock time for each step of the job (a check, or the whole job if it has one step),
+            enforced from outside: the clock restarts when the job reports that it starts its next step.
+        cpu_seconds: CPU time for the whole job (RLIMIT_CPU).
+        memory_bytes: Address space the job may add beyond the pre-imported zygote's (RLIMIT_AS).
+        file_bytes: Largest file the job may write (RLIMIT_FSIZE); also bounds captured output and outputs.
+        processes: Processes and threads the job may add (RLIMIT_NPROC; see docs/SECURITY.md for where it holds).
+    """
+
+    wall_seconds: float
+    cpu_seconds: int
+    memory_bytes: int = 2 * 1024**3
+    file_bytes: int = 64 * 1024 * 1024
+    processes: int = 64
+    steps: int = 1
+
+    @property
+    def total_wall_seconds(self) -> float:
+        """The hard cap on the whole job, whatever it reports about its steps."""
+        return self.wall_seconds * max(1, self.steps)
+
+    def as_job(self) -> dict[str, int]:
+        return {
+            "cpu_seconds": int(self.cpu_seconds),
+            "address_space_bytes": int(self.memory_bytes),
+            "file_bytes": int(self.file_bytes),
+            "processes": int(self.processes),
+        }
+
+
+
+def scrubbed_environment(home: str, marker: str = "") -> dict[str, str]:
+    """The few environment variables a worker gets: nothing from the grader's own environment leaks through."""
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": home,
+        "TMPDIR": home,
+        "LANG": "C.UTF-8",
+        "USER": "student",
+        "LOGNAME": "student",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        MARKER_VARIABLE: marker,
+    }
+
+
+def default_protected() -> list[Path]:
+    """Folders no job may see: the grader's own folder (instructor material included) and the assignments."""
+    from autograder.spec.assignment import assignments_root
+
+    return [PACKAGE_ROOT, assignments_root(), PACKAGE_ROOT / "reference_solutions"]
+
+
+def _protect_this_process() -> None:
+    """Make the grader's own memory and /proc entries unreadable to same-user processes (non-root graders)."""
+    if os.geteuid() != 0:
+        try:
+            linux.prctl(linux.PR_SET_DUMPABLE, 0)
+        except OSError:
+            pass
+
+
+class Zygote:
+    """A pre-imported worker process that forks one sandboxed process tree per job.
+
+    Args:
+        scratch: A private folder for the zygote's home and temporary files.
+        protect: Extra folders no job may see (the grader's folder and the assignments are always protected).
+        max_isolation: Try no tier above this one (default: ``$GRADER_MAX_ISOLATION`` or the strongest).
+        required: Refuse to run any job unless at least this tier is in force (see autograder.isolation).
+        warm_up: Pay torch's lazy imports (seconds) once in the zygote rather than in the first job that needs
+            them; worth it when the zygote serves many submissions, not for a single one.
+    """
+
+    def __init__(self, scratch: Path, protect: Iterable[Path] = (), max_isolation: str | None = None,
+                 required: str | None = None, warm_up: bool = True) -> None:
+        self.scratch = scratch
+        self.protect = [Path(p) for p in protect]
+        self.max_isolation = max_isolation or os.environ.get(MAX_ISOLATION_VARIABLE) or TIERS[-1]
+        if self.max_isolation not in TIERS:
+            raise IsolationError(f"unknown isolation level {self.max_isolation!r}")
+        self.required = required
+        self.warm_up = warm_up
+        self.process: subprocess.Popen[str] | None = None
+        self.marker = ""
+        self._isolation: dict[str, Any] | None = None
+        self._trial_root: Path | None = None
+        self._started_at = 0.0
+
+    # -- life cycle ------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start (or restart) the zygote process; it detects the isolation features while importing torch."""
+        self.close()
+        _protect_this_process()
+        home = self.scratch / "home"
+        home.mkdir(parents=True, exist_ok=True)
+        self.marker = secrets.token_hex(12)
+        self._started_at = time.monotonic()
+        self._trial_root = _make_trial_dirs()
+        protected = [PACKAGE_ROOT, *default_protected(), *self.protect]
+        if self.scratch.parent != Path(tempfile.gettempdir()):
+            protected.append(self.scratch.parent)
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-c", _BOOT, str(PACKAGE_ROOT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=str(home),
+            env=scrubbed_environment(str(home), self.marker),
+            text=True,
+            bufsize=1,
+            start_new_session=True,
+        )
+        uid = SANDBOX_UID_BASE + self.process.pid % SANDBOX_UID_RANGE
+        config = {
+            "max_tier": self.max_isolation,
+            "warm_up": self.warm_up,
+            "protected": sorted({str(p.resolve()) for p in protected if p.exists()}),
+            "protected_samples": _samples(protected),
+            "uid": uid,
+            "gid": uid,
+            "trial_workdir": str(self._trial_root / "work"),
+            "trial_job_dir": str(self._trial_root / "out"),
+        }
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(config) + "\n")
+        self.process.stdin.flush()
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    @property
+    def started(self) -> bool:
+        """Whether the zygote was started (and not closed since); it may have died meanwhile."""
+        return self.process is not None
+
+    @property
+    def isolation(self) -> dict[str, Any]:
+        """The isolation in force: ``tier``, ``features`` and ``notes`` on what was refused (starts the zygote)."""
+        if self._isolation is None:
+            if not self.alive():
+                self.start()
+            self._handshake()
+        assert self._isolation is not None
+        return self._isolation
+
+    def wait_ready(self, seconds: float) -> bool:
+        """Wait at most ``seconds`` for the zygote's start-up (starting it if needed); True once it is ready.
+
+        Raises:
+            WorkerDied: If it exits or sends garbage, or takes longer than STARTUP_TIMEOUT in all.
+        """
+        if self._isolation is not None:
+            return True
+        if not self.alive():
+            self.start()
+        deadline = min(time.monotonic() + seconds, self._started_at + STARTUP_TIMEOUT)
+        message = self._read_message(deadline, allow_timeout=True)
+        if message is None:
+            if time.monotonic() >= self._started_at + STARTUP_TIMEOUT:
+                raise WorkerDied("the zygote did not start")
+            return False
+        self._accept(message)
+        return True
+
+    @property
+    def ready(self) -> bool:
+        """Whether the zygote finished its start-up (its isolation is known)."""
+        return self._isolation is not None
+
+    def _handshake(self) -> None:
+        self._accept(self._read_message(self._started_at + STARTUP_TIMEOUT))
+
+    def _accept(self, message: dict[str, Any] | None) -> None:
+        if not message or not message.get("ready") or not isinstance(message.get("isolation"), dict):
+            raise WorkerDied("the zygote did not start")
+        self._isolation = message["isolation"]
+        if self._trial_root is not None:  # the trials are over: nothing needs their folders any more
+            shutil.rmtree(self._trial_root, ignore_errors=True)
+            self._trial_root = None
+        self._check_required()
+
+    def _check_required(self) -> None:
+        if self.required and self._isolation is not None:
+            features = self._isolation.get("features", [])
+            if not meets(features, self.required):
+                notes = "; ".join(f"{k}: {v}" for k, v in sorted(self._isolation.get("notes", {}).items()))
+                raise IsolationError(
+                    f"isolation level {self.required!r} is required but only {tier_of(features)!r} is "
+                    f"available here" + (f" ({notes})" if notes else "")
+                    + "; run official grading as root (or in a container that allows namespaces)")
+
+    def close(self) -> None:
+        """Stop the zygote and everything it started (a running job, leftovers carrying its marker)."""
+        if self.process is not None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.process.kill()
+            self.process.wait()
+            for stream in (self.process.stdin, self.process.stdout):
+                if stream:
+                    stream.close()
+            self.process = None
+        if self.marker:
+            kill_marked(self.marker)
+        self._isolation = None
+        if self._trial_root is not None:
+            shutil.rmtree(self._trial_root, ignore_errors=True)
+            self._trial_root = None
+
+    # -- jobs ------------------------------------------------------------------------------------------
+
+    def run(self, job: dict[str, Any], limits: Limits, job_dir: Path, output_limit: int) -> JobResult:
+        """Run one job in a fresh sandboxed process tree and wait for it, killing it when the wall-clock passes.
+
+        Args:
+            job: The job description (see autograder.worker): ``package``, ``workdir`` and either
+                ``import_modules`` or ``checks`` with ``checks_source``, ``reference_sources``, ``uses``, ...
+            limits: Limits for the job.
+            job_dir: An empty folder the job writes its results and output into.
+            output_limit: How many bytes of the job's printed output to keep.
+
+        Returns:
+            The parsed results.
+
+        Raises:
+            WorkerDied: If the zygote stops answering; the caller restarts it.
+            IsolationError: If the isolation in force is weaker than ``required``.
+        """
+        if not self.alive():
+            self.start()
+        features = self.isolation["features"]  # waits for a fresh zygote's handshake, off the job's clock
+        self._check_required()
+        started = time.monotonic()
+        workdir = Path(job["workdir"])
+        payload = _payload(job)
+        hidden_workdir = _prepare_dirs(workdir, job_dir, features)
+        payload_file = job_dir / "job.json"
+        fd = os.open(payload_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump(payload, handle)
+        message = dict(job_dir=str(job_dir), workdir=str(hidden_workdir), payload=str(payload_file),
+                       limits=limits.as_job() | {"output_bytes": max(64 * 1024, 4 * output_limit)})
+        result = JobResult(job_dir=job_dir)
+        try:
+            assert self.process is not None and self.process.stdin is not None
+            try:
+                self.process.stdin.write(json.dumps(message) + "\n")
+                self.process.stdin.flush()
+                int(self._read_message(time.monotonic() + 30)["pid"])
+            except (BrokenPipeError, OSError, KeyError, TypeError, ValueError) as exc:
+                raise WorkerDied(str(exc)) from None
+            reply = self._await_exit(started, limits, job_dir / "results.jsonl")
+            if reply is None:
+                result.timed_out = True
+                try:
+                    self.process.stdin.write("kill\n")
+                    self.process.stdin.flush()
+                except OSError as exc:
+                    raise WorkerDied(str(exc)) from None
+                reply = self._read_message(time.monotonic() + KILL_TIMEOUT)
+            if reply is None or "exit" not in reply:
+                raise WorkerDied("no exit status from the zygote")
+        finally:
+            if hidden_workdir != workdir:
+                os.rename(hidden_workdir, workdir)
+        result.exit = reply["exit"] if isinstance(reply["exit"], dict) else {"code": None, "signal": None}
+        if reply.get("setup_error"):
+            result.exit = dict(result.exit, worker_died=f"the sandbox could not be set up: {reply['setup_error']}")
+        result.leftovers = int(reply.get("leftovers", 0) or 0)
+        result.seconds = time.monotonic() - started
+        sanitize_job_dir(job_dir)
+        read_results(result, job_dir, output_limit)
+        return result
+
+    def _await_exit(self, started: float, limits: Limits, results: Path) -> dict[str, Any] | None:
+        """Wait for the job's exit message; None when a step overruns its wall-clock time (or the job its cap).
+
+        A job of several steps writes a ``start`` line to its results before each one; each such line gives the
+        new step ``limits.wall_seconds``. The lines come from an untrusted process, so forging them buys at most
+        the hard cap ``limits.total_wall_seconds``.
+        """
+        cap = started + limits.total_wall_seconds
+        if limits.steps <= 1:
+            return self._read_message(cap, allow_timeout=True)
+        step_deadline = started + limits.wall_seconds
+        steps = StepCounter(results)
+        while True:
+            wake = min(step_deadline, cap, time.monotonic() + STEP_POLL_SECONDS)
+            reply = self._read_message(wake, allow_timeout=True)
+            if reply is not None:
+                return reply
+            now = time.monotonic()
+            if steps.advanced():
+                step_deadline = now + limits.wall_seconds
+            if now >= min(step_deadline, cap):
+                return None
+
+    def _read_message(self, deadline: float, allow_timeout: bool = False) -> dict[str, Any] | None:
+        assert self.process is not None and self.process.stdout is not None
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.process.stdout, selectors.EVENT_READ)
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    if allow_timeout:
+                        return None
+                    raise WorkerDied("the zygote did not answer in time")
+                if selector.select(timeout=min(remaining, 1.0)):
+                    line = self.process.stdout.readline()
+                    if not line:
+                        raise WorkerDied("the zygote exited")
+                    try:
+                        message = json.loads(line)
+                    except json.JSONDecodeError:
+                        raise WorkerDied("the zygote sent garbage") from None
+                    if isinstance(message, dict):
+                        return message
+
+
+def _payload(job: dict[str, Any]) -> dict[str, Any]:
+    """The job's private payload: hidden checks and the pruned reference travel as compiled code, never as text."""
+    payload = {k: v for k, v in job.items()
+               if k not in ("workdir", "checks_source", "helper_sources", "reference_sources")}
+    if job.get("checks_source"):
+        payload["checks_code"] = marshal.dumps(compile(job["checks_source"], "<hidden checks>", "exec")).hex()
+    payload["helpers_code"] = {
+        helper: marshal.dumps(compile(source, f"<hidden check helper {helper}>", "exec")).hex()
+        for helper, source in (job.get("helper_sources") or {}).items()
+    }
+    payload["reference_code"] = {
+        module: marshal.dumps(compile(source, f"<reference {module}>", "exec")).hex()
+        for module, source in (job.get("reference_sources") or {}).items()
+    }
+    return payload
+
+
+def _prepare_dirs(workdir: Path, job_dir: Path, features: list[str]) -> Path:
+    """Make the student's copy readable to the sandbox user and the job folder private to the grader.
+
+    Without namespaces the copy is moved to an unguessable name in a folder others may traverse but not list.
+    """
+    if "uid" not in features:
+        return workdir
+    os.chmod(job_dir, 0o700)
+    for folder, dirs, files in os.walk(workdir):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+    if "namespaces" in features:
+        return workdir
+    os.chmod(workdir.parent, 0o711)
+    hidden = workdir.parent / f"w-{secrets.token_hex(16)}"
+    os.rename(workdir, hidden)
+    return hidden
+
+
+def _make_trial_dirs() -> Path:
+    """A throw-away job layout for the zygote's isolation trials (mirrors a submission's scratch folder)."""
+    root = Path(tempfile.mkdtemp(prefix="grader-trial-"))
+    os.chmod(root, 0o711)
+    package = root / "work" / "trialpkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "mod.py").write_text("VALUE = 1\n")
+    for folder in (root / "work", package):
+        os.chmod(folder, 0o755)
+    for file in package.iterdir():
+        os.chmod(file, 0o644)
+    (root / "out").mkdir(mode=0o700)
+    return root
+
+
+def _samples(folders: list[Path]) -> list[str]:
+    """A file directly inside (or one level below) each protected folder, for the trials to check it is hidden."""
+    samples = []
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        try:
+            entries = sorted(folder.iterdir())
+            candidates = [p for p in entries if p.is_file()] or [
+                q for p in entries if p.is_dir() and not p.name.startswith(".") for q in sorted(p.iterdir())
+                if q.is_file()]
+        except OSError:
+            continue
+        samples += [str(p.resolve()) for p in candidates[:1]]
+    return sorted(set(samples))
+
+
+def describe_isolation(zygotes: Iterable[Zygote]) -> dict[str, Any]:
+    """The weakest isolation among these workers (those that finished starting; the first if none did):
+    ``tier``, ``features`` and ``notes``."""
+    zygotes = list(zygotes)
+    summaries = [z.isolation for z in [z for z in zygotes if z.ready] or zygotes[:1]]
+    features = set.intersection(*(set(s.get("features", [])) for s in summaries)) if summaries else set()
+    notes: dict[str, str] = {}
+    for summary in summaries:
+        notes.update(summary.get("notes", {}))
+    return {"tier": tier_of(features), "features": sorted(features), "notes": notes}
+
+
+def new_scratch(prefix: str = "grader-") -> Path:
+    """A private temporary folder (mode 0700)."""
+    return Path(tempfile.mkdtemp(prefix=prefix))
+
+
+def start_zygotes(count: int, scratch: Path, eager: int | None = None, **options: Any) -> list[Zygote]:
+    """Make ``count`` zygotes and start ``eager`` of them (default: all) now, so their torch import overlaps with
+    the caller's own start-up; the others start on their first job, off the critical path on two CPUs."""
+    zygotes = [Zygote(scratch / f"zygote-{index}", **options) for index in range(max(1, count))]
+    for zygote in zygotes[: len(zygotes) if eager is None else max(1, eager)]:
+        zygote.start()
+    return zygotes

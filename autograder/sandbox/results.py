@@ -1,0 +1,107 @@
+"""TODO docstring for sandbox.results"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MAX_RESULTS_BYTES = 8 * 1024 * 1024  # plain values only (tensors travel as safetensors): real results are KBs
+
+@dataclass
+class JobResult:
+    """What came back from one job: the parsed result records and how the job ended."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    started: list[str] = field(default_factory=list)
+    done: bool = False
+    timed_out: bool = False
+    exit: dict[str, Any] | None = None
+    output: str = ""
+    output_truncated: bool = False
+    job_dir: Path | None = None
+    seconds: float = 0.0
+    leftovers: int = 0
+    setup_seconds: float = 0.0
+
+
+
+class StepCounter:
+    """Counts the ``start`` lines a running job has written to its results file (read as untrusted bytes)."""
+
+    MARK = b'{"start":'
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.partial = b""
+
+    def advanced(self) -> bool:
+        """Read what the job wrote since the last call; True if it started another step meanwhile."""
+        read = read_plain(self.path, 1 << 20, offset=self.offset)
+        if read is None or not read[0]:
+            return False
+        data, _ = read
+        self.offset += len(data)
+        lines = (self.partial + data).split(b"\n")
+        self.partial = lines.pop()[: len(self.MARK)]
+        return any(line.startswith(self.MARK) for line in lines)
+
+
+def sanitize_job_dir(job_dir: Path) -> None:
+    """Remove anything in the job folder that is not a plain, singly linked file (links, fifos, folders)."""
+    for entry in os.scandir(job_dir):
+        try:
+            info = os.lstat(entry.path)
+        except OSError:
+            continue
+        if entry.name == "job.json":
+            os.unlink(entry.path)
+        elif stat.S_ISDIR(info.st_mode):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        elif not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            os.unlink(entry.path)
+
+
+def read_plain(path: Path, limit: int, offset: int = 0) -> tuple[bytes, int] | None:
+    """Read at most ``limit`` bytes of a plain file from ``offset`` without following links; return the bytes
+    and the file's size."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        if offset:
+            handle.seek(offset)
+        return handle.read(limit), info.st_size
+
+
+def read_results(result: JobResult, job_dir: Path, output_limit: int) -> None:
+    read = read_plain(job_dir / "results.jsonl", MAX_RESULTS_BYTES + 1)
+    if read is not None and read[1] <= MAX_RESULTS_BYTES:
+        for line in read[0].decode("utf-8", errors="replace").splitlines():
+            try:
+                record = json.loads(line)
+            except (json.JSONDecodeError, RecursionError):
+                continue
+            if not isinstance(record, dict):
+                continue
+            if record.get("done") is True:
+                result.done = True
+            elif isinstance(record.get("setup_seconds"), float) and not result.records:
+                result.setup_seconds = record["setup_seconds"]
+            elif isinstance(record.get("start"), str):
+                result.started.append(record["start"])
+            else:
+                result.records.append(record)
+    output = read_plain(job_dir / "output.txt", output_limit)
+    if output is not None:
+        result.output = output[0].decode("utf-8", errors="replace")
+        result.output_truncated = output[1] > output_limit

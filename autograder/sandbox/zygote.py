@@ -1,0 +1,301 @@
+"""TODO docstring for sandbox.zygote"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from autograder.sandbox import linux
+from autograder.sandbox.job import start_job
+from autograder.sandbox.linux import prctl_quietly
+from autograder.sandbox.procfs import children_of
+from autograder.sandbox.tiers import TIERS, tier_of
+from autograder.util.paths import PACKAGE_ROOT
+
+
+class Plan:
+    """The isolation features applied to every job, and the paths they need.
+
+    Attributes:
+        features: Tier names in force (see autograder.isolation.TIERS) plus details (``landlock-net``,
+            ``landlock-scope``, ``nproc``).
+        uid, gid: The unprivileged user jobs run as (root only).
+        protected: Folders the job must not see (the grader, instructor material, scratch folders).
+        keep: Folders of the Python installation a job needs to read (kept visible inside hidden places).
+    """
+
+    def __init__(self, config: dict[str, Any], pidns: bool = False) -> None:
+        self.config = config
+        self.pidns = pidns
+        self.root = os.geteuid() == 0
+        self.uid = int(config.get("uid", 60000))
+        self.gid = int(config.get("gid", self.uid))
+        self.protected = sorted({os.path.realpath(p) for p in config.get("protected", [])})
+        self.keep = _python_paths(self.protected)
+        self.abi = linux.landlock_abi()
+        self.features: set[str] = {"rlimits"}
+        self.notes: dict[str, str] = {}
+
+    @property
+    def namespaces(self) -> bool:
+        return "namespaces" in self.features
+
+    def summary(self) -> dict[str, Any]:
+        return {"features": sorted(self.features), "tier": tier_of(self.features), "notes": self.notes,
+                "uid": self.uid if "uid" in self.features else os.geteuid(), "landlock_abi": self.abi}
+
+    def detect(self) -> None:
+        """Try each feature on top of the ones that already work, keeping those whose trial job passes."""
+        allowed = TIERS[: TIERS.index(self.config.get("max_tier", "uid")) + 1]
+        candidates = [t for t in ("namespaces", "uid", "landlock") if t in allowed]
+        for feature in candidates:
+            if feature == "uid" and not self.root:
+                self.notes["uid"] = "the grader does not run as root"
+                continue
+            if feature == "namespaces" and not self.pidns:
+                self.notes.setdefault("namespaces", "the worker could not enter a PID namespace")
+                continue
+            if feature == "landlock" and self.abi < 1:
+                self.notes["landlock"] = "Landlock is not available in this kernel"
+                continue
+            self.features.add(feature)
+            problem = _trial(self)
+            if problem:
+                self.features.discard(feature)
+                self.notes[feature] = problem
+        if "landlock" in self.features:
+            if self.abi >= 4:
+                self.features.add("landlock-net")
+            if self.abi >= 6:
+                self.features.add("landlock-scope")
+        if "uid" in self.features or not self.root:
+            self.features.add("nproc")  # RLIMIT_NPROC is ignored for root
+
+
+def _python_paths(protected: list[str]) -> list[str]:
+    """The folders of the Python installation and its packages (never the grader's own folder)."""
+    import sysconfig
+
+    candidates = [p for p in sys.path if p and os.path.isdir(p)]
+    candidates += [sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")]
+    libdir = sysconfig.get_config_var("LIBDIR")
+    if libdir:
+        candidates.append(libdir)
+    keep = set()
+    for path in candidates:
+        real = os.path.realpath(path)
+        if real == str(PACKAGE_ROOT) or not os.path.isdir(real):
+            continue
+        if any(linux.inside(p, real) for p in protected + [str(PACKAGE_ROOT)]):
+            continue  # a folder that contains the grader or instructor material is never exposed whole
+        keep.add(real)
+    return sorted(keep)
+
+
+def _trial(plan: Plan) -> str:
+    """Run one throw-away job with the plan's features; return '' if everything worked, else why not."""
+    config = plan.config
+    job = {"trial": True, "workdir": config["trial_workdir"], "job_dir": config["trial_job_dir"],
+           "limits": {"cpu_seconds": 20, "address_space_bytes": 1 << 30, "file_bytes": 1 << 22,
+                      "processes": 64, "output_bytes": 1 << 16}}
+    for name in os.listdir(job["job_dir"]):
+        os.unlink(os.path.join(job["job_dir"], name))
+    try:
+        outcome = _run_one(job, plan, report=None, deadline=60.0)
+    except Exception as exc:  # noqa: BLE001 - a trial that cannot even start means the feature is unusable
+        return f"{type(exc).__name__}: {exc}"
+    try:
+        lines = Path(job["job_dir"], "results.jsonl").read_text().splitlines()
+        record = json.loads(lines[-1]) if lines else {}
+    except (OSError, ValueError):
+        record = {}
+    if record.get("trial") == "ok":
+        return ""
+    return str(record.get("why") or outcome.get("setup_error") or f"trial job ended with {outcome['exit']}")[:300]
+
+
+class _Stdin:
+    """Unbuffered line reader on fd 0 (so waiting for a job can also watch for commands and the grader leaving)."""
+
+    def __init__(self) -> None:
+        self.buffer = b""
+
+    def readline(self) -> bytes:
+        while b"\n" not in self.buffer:
+            chunk = os.read(0, 1 << 16)
+            if not chunk:
+                rest, self.buffer = self.buffer, b""
+                return rest
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return line + b"\n"
+
+
+_STDIN = _Stdin()
+
+
+def main(config: dict[str, Any] | None = None, pidns: bool = False, note: str = "") -> int:
+    """Detect the isolation features, then serve jobs until stdin closes (see autograder.isolation.boot)."""
+    torch.set_num_threads(1)
+    sys.dont_write_bytecode = True
+    prctl_quietly(linux.PR_SET_DUMPABLE, 0)  # the grader's side: no ptrace, no /proc/<pid>/mem by students
+    if not pidns:
+        prctl_quietly(linux.PR_SET_CHILD_SUBREAPER, 1)
+    channel = os.fdopen(os.dup(1), "w", buffering=1)
+    if config is None:
+        config = json.loads(_STDIN.readline() or b"{}")
+    plan = Plan(config, pidns)
+    if note:
+        plan.notes["namespaces"] = note
+    plan.detect()
+    if config.get("warm_up", True):
+        _warm_up()
+    channel.write(json.dumps({"ready": True, "isolation": plan.summary()}) + "\n")
+    while True:
+        line = _STDIN.readline()
+        if not line.strip():
+            return 0
+        job = json.loads(line)
+        if not isinstance(job, dict) or "job_dir" not in job:
+            continue
+
+        def report(message: dict[str, Any]) -> None:
+            channel.write(json.dumps(message) + "\n")
+
+        report(_run_one(job, plan, report=report, deadline=None))
+
+
+def _warm_up() -> None:
+    """Pay torch's lazy imports here once (the first optimizer step imports torch._dynamo, seconds) rather than
+    in every forked job; touches no random state."""
+    parameter = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.AdamW([parameter], lr=0.1)
+    (parameter * 2).sum().backward()
+    optimizer.step()
+
+
+def _run_one(job: dict[str, Any], plan: Plan, report: Any, deadline: float | None) -> dict[str, Any]:
+    """Fork the job, report its pid, wait for it to end (or a kill command); return the exit message."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        start_job(job, plan, write_end)  # never returns
+    os.close(write_end)
+    if report is not None:
+        report({"pid": pid})
+    status, killed = _wait(pid, plan, deadline)
+    with os.fdopen(read_end, "rb") as pipe:
+        lines = [raw.decode(errors="replace").strip() for raw in pipe.read(1 << 16).splitlines()]
+    message: dict[str, Any] = {"exit": _describe_status(status), "killed": killed}
+    for text in lines:
+        if text.startswith("error "):
+            message["setup_error"] = text[6:][:500]
+    message["leftovers"] = _kill_everything(plan)
+    return message
+
+
+def _wait(pid: int, plan: Plan, deadline: float | None) -> tuple[int, bool]:
+    """Wait for the job; obey a ``kill`` line from the grader; exit if the grader goes away (stdin closes)."""
+    try:
+        handle = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return os.waitpid(pid, 0)[1], False
+    killed = False
+    end = None if deadline is None else time.monotonic() + deadline
+    with selectors.DefaultSelector() as selector:
+        selector.register(handle, selectors.EVENT_READ)
+        selector.register(0, selectors.EVENT_READ)
+        while True:
+            timeout = None if end is None else max(0.0, end - time.monotonic())
+            ready = {key.fd for key, _ in selector.select(timeout)}
+            if handle in ready:
+                break
+            if 0 in ready:
+                line = _STDIN.readline()
+                if not line:  # the grader is gone: leave nothing behind
+                    _kill_job(pid, plan)
+                    _kill_everything(plan)
+                    os._exit(0)
+                if line.strip() == b"kill":
+                    _kill_job(pid, plan)
+                    killed = True
+            if end is not None and time.monotonic() >= end:
+                _kill_job(pid, plan)
+                killed = True
+                end = None
+    os.close(handle)
+    return os.waitpid(pid, 0)[1], killed
+
+
+def _kill_job(pid: int, plan: Plan) -> None:
+    if plan.pidns:
+        try:
+            os.kill(-1, signal.SIGKILL)  # as PID 1 of our namespace: every other process in it
+        except OSError:
+            pass
+    for action in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        try:
+            action()
+        except OSError:
+            pass
+
+
+def _kill_everything(plan: Plan) -> int:
+    """Kill and reap whatever a job left behind; return how many processes that was."""
+    if not plan.pidns:
+        return _kill_descendants()
+    reaped = 0
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            child, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if child == 0:
+            time.sleep(0.005)
+        else:
+            reaped += 1
+    return reaped
+
+
+def _kill_descendants() -> int:
+    """Kill and reap every process still parented to the zygote (orphans of a job); return how many."""
+    killed = 0
+    for _ in range(50):
+        children = children_of(os.getpid())
+        if not children:
+            break
+        for child in children:
+            try:
+                os.kill(child, signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            try:
+                reaped, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if reaped == 0:
+                time.sleep(0.01)
+    return killed
+
+
+def _describe_status(status: int) -> dict[str, int | None]:
+    if os.WIFSIGNALED(status):
+        return {"code": None, "signal": os.WTERMSIG(status)}
+    return {"code": os.WEXITSTATUS(status), "signal": None}

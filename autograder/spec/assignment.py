@@ -1,0 +1,250 @@
+"""Load an assignment's declaration (tasks, points, student files, checks, quiz) from assignments/<name>/."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder.errors import AssignmentError
+from autograder.util.paths import PACKAGE_ROOT
+from autograder.util.tomlio import TOMLDecodeError, load_toml
+
+MANIFEST = "assignment.toml"
+ASSIGNMENTS_ENV = "GRADER_ASSIGNMENTS"
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One graded unit of an assignment.
+
+    Attributes:
+        id: Stable identifier used in reports (e.g. ``"attention"``).
+        title: Human-readable name.
+        points: Points the task is worth.
+        functions: Qualified names (``"module.name"``) the student writes for this task.
+        uses: Qualified names of other tasks' code this task builds on; graded with the reference for them.
+        checks: Path of the hidden checks file, or None for the quiz.
+        timeout: Wall-clock seconds allowed per check.
+        slow: Whether grading the task is expensive (e.g. trains a model); the audit grades it only when
+            a mutation edits its files.
+        assets: Files of ``hidden/assets/`` its checks read through ``ctx.assets``.
+    """
+
+    id: str
+    title: str
+    points: float
+    functions: tuple[str, ...] = ()
+    uses: tuple[str, ...] = ()
+    checks: Path | None = None
+    timeout: float = 20.0
+    slow: bool = False
+    assets: tuple[str, ...] = ()
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        """The student modules that hold this task's functions."""
+        return tuple(dict.fromkeys(name.split(".")[0] for name in self.functions))
+
+
+QUIZ_FEEDBACK = ("score", "answers", "explanations")
+
+
+@dataclass(frozen=True)
+class Quiz:
+    """A multiple-choice quiz graded against a hidden key.
+
+    Attributes:
+        feedback: What a report shows of the key (see ``QUIZ_FEEDBACK``): ``score`` only how many answers are
+            right (and which are malformed), ``answers`` which questions are right, ``explanations`` also the
+            key's explanations, which give the answers away (for after the deadline).
+    """
+
+    task_id: str
+    title: str
+    points: float
+    questions_file: Path
+    key_file: Path
+    answers_file: str
+    feedback: str = "score"
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """An assignment as declared in its manifest.
+
+    Attributes:
+        name: Folder name under ``assignments/``.
+        title: Human-readable title.
+        root: The assignment's folder.
+        package: The Python package name students submit (e.g. ``"assignment3"``).
+        modules: Student modules in import order (without ``.py``).
+        student_files: Files taken from a submission, relative to the package folder.
+        seed: Base seed from which every check's seed is derived.
+        reference: Folder of the reference solution package.
+        template: Folder of the generated student template package.
+        public_tests: Folder of the public tests.
+        tasks: Graded code tasks, in report order.
+        quiz: The quiz, if any.
+    """
+
+    name: str
+    title: str
+    root: Path
+    package: str
+    modules: tuple[str, ...]
+    student_files: tuple[str, ...]
+    seed: int
+    reference: Path
+    template: Path
+    public_tests: Path
+    tasks: tuple[Task, ...]
+    quiz: Quiz | None = None
+    max_output_bytes: int = 64 * 1024
+    memory_mb: int = 2048
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def max_score(self) -> float:
+        """Total points of all tasks and the quiz."""
+        return sum(t.points for t in self.tasks) + (self.quiz.points if self.quiz else 0.0)
+
+    @property
+    def task_ids(self) -> list[str]:
+        """Ids of every graded unit, the quiz last."""
+        return [t.id for t in self.tasks] + ([self.quiz.task_id] if self.quiz else [])
+
+    def task(self, task_id: str) -> Task:
+        """Return the code task with this id.
+
+        Raises:
+            AssignmentError: If no such task is declared.
+        """
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        raise AssignmentError(f"assignment {self.name!r} has no task {task_id!r}; tasks: {', '.join(self.task_ids)}")
+
+    def owner_of(self, qualified_name: str) -> Task | None:
+        """Return the task whose student functions include this qualified name."""
+        for task in self.tasks:
+            if qualified_name in task.functions:
+                return task
+        return None
+
+
+def assignments_root() -> Path:
+    """Return the folder holding every assignment (``$GRADER_ASSIGNMENTS`` or the repository's ``assignments/``)."""
+    configured = os.environ.get(ASSIGNMENTS_ENV)
+    if configured:
+        return Path(configured).resolve()
+    return PACKAGE_ROOT / "assignments"
+
+
+def available_assignments(root: Path | None = None) -> list[str]:
+    """Names of the assignments that have a manifest."""
+    root = root or assignments_root()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / MANIFEST).is_file())
+
+
+def load_assignment(name: str, root: Path | None = None) -> Assignment:
+    """Load and validate an assignment's manifest.
+
+    Args:
+        name: The assignment's folder name (e.g. ``"assignment3"``).
+        root: Folder of assignments; defaults to assignments_root().
+
+    Returns:
+        The validated assignment.
+
+    Raises:
+        AssignmentError: If the assignment does not exist or its manifest is inconsistent.
+    """
+    root = root or assignments_root()
+    folder = root / name
+    manifest_path = folder / MANIFEST
+    if not _NAME.match(name) or not manifest_path.is_file():
+        known = ", ".join(available_assignments(root)) or "none"
+        raise AssignmentError(f"no assignment named {name!r} (available: {known})")
+    try:
+        data = load_toml(manifest_path)
+    except (OSError, TOMLDecodeError) as exc:
+        raise AssignmentError(f"cannot read {manifest_path}: {exc}") from None
+    try:
+        return _build(name, folder, data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise AssignmentError(f"{manifest_path}: invalid manifest ({exc})") from None
+
+
+def _build(name: str, folder: Path, data: dict) -> Assignment:
+    meta = data["assignment"]
+    repo = folder.parent.parent
+    modules = tuple(meta["modules"])
+    tasks = tuple(_build_task(folder, raw) for raw in data.get("tasks", []))
+    quiz = _build_quiz(folder, data["quiz"]) if "quiz" in data else None
+    assignment = Assignment(
+        name=name,
+        title=meta.get("title", name),
+        root=folder,
+        package=meta.get("package", name),
+        modules=modules,
+        student_files=tuple(meta["student_files"]),
+        seed=int(meta["seed"]),
+        reference=(repo / meta.get("reference", f"reference_solutions/{name}")).resolve(),
+        template=(repo / meta.get("template", f"student_template/{name}")).resolve(),
+        public_tests=(folder / meta.get("public_tests", "public_tests")).resolve(),
+        tasks=tasks,
+        quiz=quiz,
+        max_output_bytes=int(meta.get("max_output_bytes", 64 * 1024)),
+        memory_mb=int(meta.get("memory_mb", 2048)),
+    )
+    _validate(assignment)
+    return assignment
+
+
+def _build_task(folder: Path, raw: dict) -> Task:
+    return Task(
+        id=raw["id"],
+        title=raw.get("title", raw["id"]),
+        points=float(raw["points"]),
+        functions=tuple(raw.get("functions", ())),
+        uses=tuple(raw.get("uses", ())),
+        checks=(folder / raw["checks"]).resolve(),
+        timeout=float(raw.get("timeout", 20.0)),
+        slow=bool(raw.get("slow", False)),
+        assets=tuple(raw.get("assets", ())),
+    )
+
+
+def _build_quiz(folder: Path, raw: dict) -> Quiz:
+    return Quiz(
+        task_id=raw.get("id", "quiz"),
+        title=raw.get("title", "Quiz"),
+        points=float(raw["points"]),
+        questions_file=(folder / raw["questions"]).resolve(),
+        key_file=(folder / raw["key"]).resolve(),
+        answers_file=raw.get("answers_file", "answers.toml"),
+        feedback=str(raw.get("feedback", "score")),
+    )
+
+
+def _validate(assignment: Assignment) -> None:
+    if assignment.quiz and assignment.quiz.feedback not in QUIZ_FEEDBACK:
+        raise ValueError(f"quiz feedback must be one of {', '.join(QUIZ_FEEDBACK)}, not {assignment.quiz.feedback!r}")
+    ids = assignment.task_ids
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"duplicate task ids in {ids}")
+    for task in assignment.tasks:
+        if task.points < 0:
+            raise ValueError(f"task {task.id!r} has negative points")
+        for qualified in task.functions + task.uses:
+            module = qualified.split(".")[0]
+            if "." not in qualified or module not in assignment.modules:
+                raise ValueError(f"task {task.id!r}: {qualified!r} is not 'module.name' of a student module")
+        own = set(task.functions) & set(task.uses)
+        if own:
+            raise ValueError(f"task {task.id!r} cannot use the reference for its own code {sorted(own)}")

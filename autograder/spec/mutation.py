@@ -1,0 +1,113 @@
+"""Known mistakes and correct variants as text edits of the reference solution (for diagnosis and the audit)."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.errors import AssignmentError
+from autograder.spec.assignment import Assignment
+from autograder.util.tomlio import TOMLDecodeError, load_toml
+
+MUTATION_FOLDERS = {"mistakes": "hidden/mistakes", "variants": "hidden/variants"}
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``old`` (which must occur exactly once) by ``new`` in one file of the reference."""
+
+    file: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """A mistake (``task`` must lose points; ``hint`` is the diagnosis) or a correct variant (``task`` empty).
+
+    Attributes:
+        id: Unique name.
+        task: The task that must lose points (mistakes only).
+        hint: Plain-words diagnosis shown to a student whose outputs match this mistake's.
+        edits: Text edits applied to the reference.
+        description: What the mutation does, for the audit table.
+        diagnose: Whether the grader tries this mistake when diagnosing a failed check.
+    """
+
+    id: str
+    task: str
+    hint: str
+    edits: tuple[Edit, ...]
+    description: str = ""
+    diagnose: bool = True
+
+
+def load_mutations(assignment: Assignment, which: str, present_tasks_only: bool = False) -> list[Mutation]:
+    """Load the assignment's mistakes (``which="mistakes"``) or correct variants (``"variants"``).
+
+    Each ``*.toml`` file in ``hidden/mistakes/`` or ``hidden/variants/`` holds ``[[mutation]]`` entries with
+    ``id``, ``task`` (mistakes), ``hint``, ``description`` and either ``file``/``old``/``new`` or a list of
+    ``edits``.
+
+    Args:
+        assignment: The assignment (possibly cut down to some of its tasks with ``dataclasses.replace``).
+        which: ``"mistakes"`` or ``"variants"``.
+        present_tasks_only: Drop mistakes of tasks this assignment does not have instead of refusing them
+            (what a grader of a subset of the tasks needs; the audit stays strict, so typos are still caught).
+
+    Raises:
+        AssignmentError: If a file is malformed, ids repeat, or a mistake names an unknown task.
+    """
+    folder = assignment.root / MUTATION_FOLDERS[which]
+    mutations: list[Mutation] = []
+    for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
+        try:
+            mutations += [_build(entry) for entry in load_toml(path).get("mutation", [])]
+        except (OSError, TOMLDecodeError, KeyError, TypeError) as exc:
+            raise AssignmentError(f"{path}: {exc}") from None
+    ids = [m.id for m in mutations]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise AssignmentError(f"{folder}: duplicate mutation ids {duplicates}")
+    if which == "mistakes" and present_tasks_only:
+        return [m for m in mutations if m.task in assignment.task_ids]
+    for mutation in mutations:
+        if which == "mistakes" and mutation.task not in assignment.task_ids:
+            raise AssignmentError(f"{folder}: mistake {mutation.id!r} names unknown task {mutation.task!r}")
+    return mutations
+
+
+def _build(entry: dict) -> Mutation:
+    edits = entry.get("edits") or [{"file": entry["file"], "old": entry["old"], "new": entry["new"]}]
+    return Mutation(
+        id=entry["id"],
+        task=entry.get("task", ""),
+        hint=entry.get("hint", ""),
+        edits=tuple(Edit(e["file"], e["old"], e["new"]) for e in edits),
+        description=entry.get("description", ""),
+        diagnose=bool(entry.get("diagnose", True)),
+    )
+
+
+def apply_mutation(reference: Path, mutation: Mutation, destination: Path) -> Path:
+    """Copy the reference package to ``destination`` and apply the mutation's edits.
+
+    Returns:
+        The mutated package folder.
+
+    Raises:
+        AssignmentError: If an edit's ``old`` text does not occur exactly once (the mutation went stale).
+    """
+    if destination.exists():
+        shutil.rmtree(destination)
+    shutil.copytree(reference, destination, ignore=shutil.ignore_patterns("__pycache__"))
+    for edit in mutation.edits:
+        path = destination / edit.file
+        text = path.read_text()
+        count = text.count(edit.old)
+        if count != 1:
+            raise AssignmentError(f"mutation {mutation.id!r}: the text to replace occurs {count} times in "
+                                  f"{edit.file} (expected exactly once); update the mutation")
+        path.write_text(text.replace(edit.old, edit.new))
+    return destination

@@ -1,0 +1,1 @@
+"""Small shared tools: text safety, TOML reading, atomic writes, paths."""
