@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.spec.assignment import available_assignments, load_assignment
 from autograder.errors import AssignmentError
+from autograder.spec.assignment import available_assignments, load_assignment
 
 
 def test_assignment3_points_add_up_to_100(assignment3):

@@ -21,20 +21,18 @@ import pytest
 import torch
 from safetensors.torch import save as save_safetensors
 
-from autograder.spec.assignment import load_assignment
-from autograder.public.runner import run_public_tests
+from autograder.authoring.verify import check_quiz_key
+from autograder.errors import CheckFailed
 from autograder.grading.grader import Grader
 from autograder.judge.compare import compare_outputs
-from autograder.probe import pin_torch_state
+from autograder.judge.transport import decode_outputs, encode_outputs
+from autograder.probe import Context, collect_checks, derive_seed, load_checks_file, pin_torch_state
+from autograder.public.runner import run_public_tests
+from autograder.reports.results import NOT_IMPLEMENTED, PASSED
+from autograder.spec.assignment import load_assignment
 from autograder.spec.mutation import apply_mutation, load_mutations
-from autograder.errors import CheckFailed
-from autograder.probe import Context
-from autograder.probe import collect_checks, derive_seed, load_checks_file
 from autograder.spec.quiz import load_key, load_questions, read_answers
 from autograder.spec.reference import load_package, prune_reference
-from autograder.reports.results import NOT_IMPLEMENTED, PASSED
-from autograder.judge.transport import decode_outputs, encode_outputs
-from autograder.authoring.verify import check_quiz_key
 
 ASSIGNMENT = load_assignment("assignment2")
 REFERENCE = load_package(ASSIGNMENT.reference, "_test_assignment2_reference", ASSIGNMENT.modules)

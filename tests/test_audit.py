@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.spec.assignment import available_assignments, load_assignment
 from autograder.authoring.audit import CAUGHT, FULL, judge, render_audit, run_audit, tasks_to_grade
-from autograder.spec.mutation import Edit, Mutation, load_mutations
 from autograder.reports.results import GradeReport, TaskResult
+from autograder.spec.assignment import available_assignments, load_assignment
+from autograder.spec.mutation import Edit, Mutation, load_mutations
 
 
 def report(**scores: tuple[float, float]) -> GradeReport:

@@ -21,18 +21,24 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # the tests run from a checkout, installed or not
     sys.path.insert(0, str(ROOT))
 
-from autograder.spec.assignment import Assignment, load_assignment  # noqa: E402
-from autograder.batch.run import BatchOptions, grade_all, render_summary
-from autograder.batch.discover import Entry, classroom_prefix, discover, read_gradescope_metadata, _parse_gradescope_metadata
+from autograder.batch.discover import (
+    Entry,
+    _parse_gradescope_metadata,
+    classroom_prefix,
+    discover,
+    read_gradescope_metadata,
+)
 from autograder.batch.progress import Progress
+from autograder.batch.run import BatchOptions, grade_all, render_summary
 from autograder.batch.shard import parse_shard, select_shard
-from autograder.reports.classreport import write_class_report  # noqa: E402
 from autograder.errors import GraderError  # noqa: E402
-from autograder.gradebook.store import ERROR, GRADED, Gradebook, Outcome
-from autograder.util.safety import csv_safe
 from autograder.gradebook.merge import merge_gradebooks  # noqa: E402
+from autograder.gradebook.store import ERROR, GRADED, Gradebook, Outcome
+from autograder.reports.classreport import write_class_report  # noqa: E402
 from autograder.reports.results import CheckResult, GradeReport, TaskResult  # noqa: E402
+from autograder.spec.assignment import Assignment, load_assignment  # noqa: E402
 from autograder.submission.package import prepare_submission, submission_digest  # noqa: E402
+from autograder.util.safety import csv_safe
 
 FIXTURES = ROOT / "tests" / "fixtures"
 ASSIGNMENTS = FIXTURES / "assignments"

@@ -8,8 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.judge.compare import TOLERANCES, compare_tensors, compare_value
-from autograder.judge.compare import compare_outputs
+from autograder.judge.compare import TOLERANCES, compare_outputs, compare_tensors, compare_value
 from autograder.judge.transport import Foreign
 
 F32 = TOLERANCES["float32"]

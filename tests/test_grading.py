@@ -16,15 +16,15 @@ import pytest
 
 from autograder.errors import AssignmentError
 from autograder.grading.grader import Grader
-from autograder.spec.mutation import load_mutations
-from autograder.spec.quiz import load_key
-from autograder.reports.registry import RENDERERS
 from autograder.reports.gradescope import render_gradescope
 from autograder.reports.json_report import render_json
 from autograder.reports.junit import render_junit
-from autograder.reports.text import render_text
+from autograder.reports.registry import RENDERERS
 from autograder.reports.results import NOT_IMPLEMENTED, PASSED
+from autograder.reports.text import render_text
 from autograder.sandbox.host import new_scratch, start_zygotes
+from autograder.spec.mutation import load_mutations
+from autograder.spec.quiz import load_key
 
 pytestmark = pytest.mark.slow
 

@@ -15,16 +15,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder.spec.assignment import load_assignment
-from autograder.judge.compare import compare_outputs
-from autograder.probe import pin_torch_state
-from autograder.spec.mutation import apply_mutation, load_mutations
 from autograder.errors import CheckFailed
-from autograder.probe import Context
-from autograder.probe import collect_checks, derive_seed, load_checks_file
+from autograder.judge.compare import compare_outputs
+from autograder.judge.transport import encode_outputs
+from autograder.probe import Context, collect_checks, derive_seed, load_checks_file, pin_torch_state
+from autograder.spec.assignment import load_assignment
+from autograder.spec.mutation import apply_mutation, load_mutations
 from autograder.spec.reference import load_package
 from autograder.util.tomlio import load_toml
-from autograder.judge.transport import encode_outputs
 
 TASKS = ("causal_mask", "attention", "head_split", "multi_head_attention", "transformer_block")
 FAMILY_FILE = "attention_family.toml"

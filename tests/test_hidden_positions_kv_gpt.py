@@ -10,16 +10,13 @@ from typing import Any
 import pytest
 import torch
 
-from autograder.spec.assignment import Assignment
-from autograder.judge.verdict import LazyOutputs
-from autograder.probe import pin_torch_state
-from autograder.spec.mutation import apply_mutation, load_mutations
 from autograder.errors import CheckFailed
-from autograder.probe import Context
-from autograder.probe import collect_checks, load_checks_file
-from autograder.probe import state_dict_outputs
-from autograder.spec.reference import load_package
 from autograder.judge.transport import encode_outputs
+from autograder.judge.verdict import LazyOutputs
+from autograder.probe import Context, collect_checks, load_checks_file, pin_torch_state, state_dict_outputs
+from autograder.spec.assignment import Assignment
+from autograder.spec.mutation import apply_mutation, load_mutations
+from autograder.spec.reference import load_package
 
 TASKS = ("sinusoidal_positions", "kv_cache_decode", "kv_cache_bytes", "tiny_gpt", "tiny_gpt_training")
 MISTAKES_FILE = "positions_kv_gpt.toml"

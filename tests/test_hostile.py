@@ -22,25 +22,25 @@ import socket
 import subprocess
 import sys
 import tempfile
-from xml.etree import ElementTree
 import time
 import zipfile
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 import tomllib
 import torch
 
-from autograder.grading import grader as grading
-from autograder.spec.assignment import load_assignment
 from autograder.errors import SubmissionError
+from autograder.grading import grader as grading
 from autograder.grading.grader import Grader
-from autograder.sandbox.tiers import TIERS
 from autograder.reports.gradescope import render_gradescope
 from autograder.reports.json_report import render_json
 from autograder.reports.junit import render_junit
 from autograder.reports.text import render_text
 from autograder.sandbox.host import MARKER_VARIABLE
+from autograder.sandbox.tiers import TIERS
+from autograder.spec.assignment import load_assignment
 from autograder.submission.package import prepare_submission
 
 pytestmark = pytest.mark.slow

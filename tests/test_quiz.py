@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import json
 
-from autograder.spec.quiz import Question, check_answer, check_format, grade_answers, load_key, load_questions, quiz_checks, read_answers
 from autograder.reports.results import PASSED
+from autograder.spec.quiz import (
+    Question,
+    check_answer,
+    check_format,
+    grade_answers,
+    load_key,
+    load_questions,
+    quiz_checks,
+    read_answers,
+)
 
 Q = Question("q1", "?", {"a": "A", "b": "B", "c": "C", "d": "D"})
 

@@ -15,11 +15,11 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from autograder.spec.assignment import Assignment, load_assignment
-from autograder.cli import main
-from autograder.spec.quiz import load_key
 from autograder.authoring.release import FORBIDDEN_NAME_PARTS, ReleaseError, build_release, fill
 from autograder.authoring.template import BEGIN, END
+from autograder.cli import main
+from autograder.spec.assignment import Assignment, load_assignment
+from autograder.spec.quiz import load_key
 
 NBGRADER_MISSING = "nbgrader is not installed (pip install -e '.[instructor]'); CI installs it, so this runs there"
 
@@ -191,7 +191,7 @@ def test_gradescope_zip_has_the_scripts_at_its_root_and_the_hidden_material(rele
     for script in ("setup.sh", "run_autograder"):
         assert (infos[script].external_attr >> 16) & 0o111, f"{script} is not executable"
     for name in ("assignments/assignment3/hidden/quiz_key.toml", "reference_solutions/assignment3/attention.py",
-                 "autograder/grading.py", "pyproject.toml", "README.md"):
+                 "autograder/grading/grader.py", "pyproject.toml", "README.md"):
         assert name in infos, name
     assert any(name.startswith("assignments/assignment3/hidden/checks/") for name in infos)
     assert not any("__pycache__" in name or name.startswith("student_template") for name in infos)

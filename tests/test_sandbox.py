@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import linux as isolation
-from autograder.probe import load_checks_file
-from autograder.util.safety import csv_safe
-from autograder.sandbox.host import MARKER_VARIABLE, Limits, Zygote, describe_isolation, new_scratch
 from autograder.errors import IsolationError
+from autograder.probe import load_checks_file
+from autograder.sandbox import linux, tiers
+from autograder.sandbox.host import MARKER_VARIABLE, Limits, Zygote, describe_isolation, new_scratch
 from autograder.sandbox.results import read_plain, sanitize_job_dir
+from autograder.util.safety import csv_safe
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -189,21 +189,21 @@ def work(scratch):
 # ----------------------------------------------------------------------------------------------------------
 
 def test_tiers_are_cumulative():
-    assert isolation.tier_of([]) == "none"
-    assert isolation.tier_of(["rlimits", "namespaces", "uid"]) == "rlimits"  # no Landlock: only the first tier
-    assert isolation.tier_of(["rlimits", "landlock", "namespaces"]) == "namespaces"
-    assert isolation.meets(["rlimits", "landlock", "namespaces", "uid"], "uid")
-    assert not isolation.meets(["rlimits", "landlock", "uid"], "namespaces")
-    with pytest.raises(ValueError):
-        isolation.meets(["rlimits"], "bubblewrap")
+    assert tiers.tier_of([]) == "none"
+    assert tiers.tier_of(["rlimits", "namespaces", "uid"]) == "rlimits"  # no Landlock: only the first tier
+    assert tiers.tier_of(["rlimits", "landlock", "namespaces"]) == "namespaces"
+    assert tiers.meets(["rlimits", "landlock", "namespaces", "uid"], "uid")
+    assert not tiers.meets(["rlimits", "landlock", "uid"], "namespaces")
+    with pytest.raises(IsolationError):
+        tiers.meets(["rlimits"], "bubblewrap")
 
 
 def test_isolation_is_detected_and_described(zygote):
     summary = zygote.isolation
-    assert summary["tier"] in isolation.TIERS
+    assert summary["tier"] in tiers.TIERS
     assert "rlimits" in summary["features"]
-    assert summary["tier"] == isolation.tier_of(summary["features"])
-    if os.geteuid() == 0 and isolation.landlock_abi() >= 1:
+    assert summary["tier"] == tiers.tier_of(summary["features"])
+    if os.geteuid() == 0 and linux.landlock_abi() >= 1:
         assert summary["tier"] in ("uid", "namespaces", "landlock"), summary
 
 
@@ -268,7 +268,7 @@ def test_printed_output_is_captured_and_cut(zygote, work, scratch):
 def test_the_job_cannot_read_the_grader_or_instructor_files(zygote, work, scratch):
     if not {"landlock", "namespaces"} & set(zygote.isolation["features"]):
         pytest.skip("the rlimits tier does not hide files")
-    secrets = [str(REPO / "autograder" / "grading.py"), str(REPO / "assignments" / "assignment3" / "assignment.toml"),
+    secrets = [str(REPO / "autograder" / "grading" / "grader.py"), str(REPO / "assignments" / "assignment3" / "assignment.toml"),
                str(REPO / "reference_solutions" / "assignment3" / "attention.py")]
     found = values(run(zygote, work, "t.snoop", scratch, paths=secrets))
     assert all(not outcome.startswith("read") for outcome in found.values()), found
@@ -279,9 +279,9 @@ def test_job_overhead_is_small(zygote, work, scratch):
     assert statistics.median(setups) < 0.5, setups  # typically 5-30 ms; generous for loaded CI machines
 
 
-@pytest.mark.parametrize("tier", isolation.TIERS)
+@pytest.mark.parametrize("tier", tiers.TIERS)
 def test_every_weaker_tier_still_grades(tier, zygote, work, scratch):
-    if not isolation.meets(zygote.isolation["features"], tier):
+    if not tiers.meets(zygote.isolation["features"], tier):
         pytest.skip(f"tier {tier} is not available here")
     worker = Zygote(scratch / f"zygote-{tier}", max_isolation=tier)
     try:
@@ -346,7 +346,7 @@ def test_the_worker_dies_with_a_killed_grader(tmp_path):
         import sys, time
         sys.path.insert(0, {str(REPO)!r})
         from pathlib import Path
-        from autograder.sandbox import Zygote, Limits, new_scratch
+        from autograder.sandbox.host import Zygote, Limits, new_scratch
         scratch = new_scratch()
         (scratch / "w" / "pkg").mkdir(parents=True)
         (scratch / "w" / "pkg" / "__init__.py").write_text("")

@@ -12,11 +12,21 @@ from pathlib import Path
 
 import pytest
 
-from autograder.spec.assignment import Assignment, load_assignment
+from autograder.authoring.template import (
+    BEGIN,
+    END,
+    TemplateError,
+    blank_answers,
+    clear_solutions,
+    find_regions,
+    render_template,
+    template_drift,
+    write_files,
+)
 from autograder.errors import GraderError
+from autograder.spec.assignment import Assignment, load_assignment
 from autograder.spec.quiz import load_key, load_questions
 from autograder.spec.reference import load_package
-from autograder.authoring.template import BEGIN, END, TemplateError, blank_answers, clear_solutions, find_regions, render_template, template_drift, write_files
 from autograder.util.tomlio import loads_toml
 
 NBGRADER_MISSING = "nbgrader is not installed (pip install -e '.[instructor]'); CI installs it, so this runs there"

@@ -8,10 +8,19 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from autograder.spec.assignment import Assignment, available_assignments, load_assignment
+from autograder.authoring.verify import (
+    Finding,
+    Verification,
+    check_quiz_key,
+    check_reference_report,
+    check_template_current,
+    check_template_report,
+    render_verification,
+    verify_assignment,
+)
 from autograder.cli import main
 from autograder.reports.results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, GradeReport, TaskResult
-from autograder.authoring.verify import Finding, Verification, check_quiz_key, check_reference_report, check_template_current, check_template_report, render_verification, verify_assignment
+from autograder.spec.assignment import Assignment, available_assignments, load_assignment
 
 NBGRADER_MISSING = "nbgrader is not installed (pip install -e '.[instructor]'); CI installs it, so this runs there"
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 import shutil
@@ -29,14 +28,8 @@ FORBIDDEN_NAME_PARTS = ("hidden", "key", "reference", "mistake", "variant")
 MIN_LEAK_LINE = 16
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _PLACEHOLDER = re.compile(r"@@[A-Z_]+@@")
-_STUDENT_ENTRY_POINTS = ("autograder.cli", "autograder.check", "autograder.public_plugin")
-_STUB_MODULE = '''"""Not part of the student release: this command needs the instructor's copy of the grader."""
-
-from .errors import GraderError
-
-raise GraderError("this command needs the instructor's copy of the grader (hidden tests and reference); "
-                  "the student release runs `grader check` only")
-'''
+_STUDENT_ENTRY_POINTS = ("autograder.cli", "autograder.cli.check", "autograder.public.plugin")
+_STUDENT_CLI = ("__init__", "base", "check")  # of autograder/cli/: `grader --help` then lists only check
 
 
 class ReleaseError(GraderError):
@@ -146,32 +139,33 @@ def student_grader_modules() -> list[Path]:
     return sorted(files)
 
 
-def _cli_command_modules() -> set[str]:
-    """Modules of this package that the CLI's commands import lazily (``from .x import ...`` in a function)."""
-    tree = ast.parse((PACKAGE_DIR / "cli.py").read_text(encoding="utf-8"))
-    names = set()
-    for function in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
-        for node in ast.walk(function):
-            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
-                names.add(node.module.split(".")[0])
-    return names
+def _student_pyproject() -> str:
+    """The project file of the student release: the grader's runtime dependencies only (no instructor or dev
+    extras, no tool settings)."""
+    text = (PACKAGE_ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    kept, skipping = [], False
+    for line in text.splitlines(keepends=True):
+        header = re.match(r"\[([^\]]+)\]", line)
+        if header:
+            skipping = header.group(1) == "project.optional-dependencies" or header.group(1).startswith("tool.ruff") \
+                or header.group(1).startswith("tool.pytest")
+        if not skipping:
+            kept.append(line)
+    return "".join(kept).rstrip("\n") + "\n"
 
 
 def write_student_grader(destination: Path) -> None:
-    """A minimal grader: the modules ``grader check`` imports, and stubs for the instructor commands.
+    """A minimal grader: the modules ``grader check`` imports, and of the commands only ``check``.
 
-    A stub raises a one-line GraderError on import, so ``grader grade`` in the student release says what
-    is missing instead of printing a traceback.
+    The click group registers the command modules it finds (autograder.cli), so ``grader --help`` in the student
+    release shows what a student can run, and nothing that needs the instructor's copy.
     """
     package = destination / "autograder"
-    kept = set()
     for path in student_grader_modules():
         relative = path.relative_to(PACKAGE_DIR)
-        _write(package / relative, path.read_bytes())
-        kept.add(relative.with_suffix("").as_posix())
-    for module in sorted(_cli_command_modules() - kept):
-        _write(package / f"{module}.py", _STUB_MODULE)
-    _write(destination / "pyproject.toml", (PACKAGE_ROOT / "pyproject.toml").read_bytes())
+        if relative.parts[0] != "cli" or relative.stem in _STUDENT_CLI:
+            _write(package / relative, path.read_bytes())
+    _write(destination / "pyproject.toml", _student_pyproject())
 
 
 # -- the student release -------------------------------------------------------------------------------

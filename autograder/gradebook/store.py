@@ -11,24 +11,12 @@ from typing import Any
 
 from autograder.errors import GraderError
 
-try:  # another module may own the spreadsheet-safety rule; fall back to the same rule here
-    from autograder.util.safety import csv_safe  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - depends on which modules are installed
-    _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-    def csv_safe(value: object) -> str:
-        """A spreadsheet cell that never starts a formula: prefix ``'`` when it starts with = + - @ tab or CR."""
-        text = "" if value is None else str(value)
-        return "'" + text if text.startswith(_FORMULA_STARTS) else text
-
-
 SCHEMA_VERSION = "1"
 
 
-GRADED, ERROR = "graded", "error"
+GRADED, ERROR = "graded", "error"  # how grading a submission ended
 
 
-STATUSES = (GRADED, ERROR)
 
 
 _SCHEMA = """
@@ -311,7 +299,8 @@ def set_current(db: sqlite3.Connection, assignment: str, student: str, submissio
 def insert_submission(db: sqlite3.Connection, values: tuple[Any, ...]) -> int:
     placeholders = ", ".join("?" for _ in SUBMISSION_COLUMNS)
     cursor = db.execute(f"INSERT INTO submissions({', '.join(SUBMISSION_COLUMNS)}) VALUES ({placeholders})", values)
-    assert cursor.lastrowid is not None
+    if cursor.lastrowid is None:
+        raise GraderError("the gradebook did not record the submission (no row id)")
     return cursor.lastrowid
 
 

@@ -14,26 +14,23 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import save as save_safetensors
 
 from autograder import __version__
-from autograder.errors import AssignmentError, CheckFailed, WorkerDied
-from autograder.judge.compare import TOLERANCES, compare_outputs
+from autograder.errors import AssignmentError, WorkerDied
+from autograder.judge.compare import TOLERANCES
 from autograder.judge.scoring import score_task
-from autograder.judge.transport import TransportError, decode_outputs, encode_outputs
-from autograder.judge.verdict import REFERENCE_LOCK, LazyOutputs
+from autograder.judge.transport import TransportError, decode_outputs
+from autograder.judge.verdict import Judge
 from autograder.probe.checks import (
     Check,
     collect_checks,
     helper_sources,
     load_checks_file,
 )
-from autograder.probe.context import Context, derive_seed, pin_torch_state
+from autograder.probe.context import derive_seed
 from autograder.reports.results import (
     ERROR,
-    FAILED,
     NOT_IMPLEMENTED,
-    PASSED,
     TIMEOUT,
     CheckResult,
     GradeReport,
@@ -48,7 +45,7 @@ from autograder.sandbox.host import (
     start_zygotes,
 )
 from autograder.spec.assignment import Assignment, Task
-from autograder.spec.mutation import Mutation, apply_mutation, load_mutations
+from autograder.spec.mutation import load_mutations
 from autograder.spec.quiz import (
     grade_answers,
     load_key,
@@ -96,11 +93,8 @@ class Grader:
             missing = [name for name in task.assets if name not in self.assets]
             if missing:
                 raise AssignmentError(f"task {task.id!r} needs assets {missing} missing from hidden/assets/")
-        self.mistakes = [m for m in load_mutations(assignment, "mistakes", present_tasks_only=True)
-                         if m.diagnose and m.hint]
-        self._mistake_packages: dict[str, Any] = {}
-        self._wrong: dict[str, dict[str, Any] | None] = {}
-        self._expected: dict[str, dict[str, Any]] = {}
+        mistakes = [m for m in load_mutations(assignment, "mistakes", present_tasks_only=True) if m.diagnose and m.hint]
+        self.judge = Judge(assignment, self.reference, self.assets, mistakes, self.scratch / "mistakes")
         self._jobs = itertools.count(1)
 
     def close(self) -> None:
@@ -363,77 +357,12 @@ class Grader:
         except TransportError as exc:
             base.message = f"the outputs could not be read back: {exc}"
             return base
-        return self._judge(check, seed, actual, base)
-
-    def expected_outputs(self, check: Check, seed: int) -> dict[str, Any]:
-        """The reference's outputs for a check (computed once per seed, then cached)."""
-        key = f"{check.name}:{seed}"
-        if key not in self._expected:
-            self._expected[key] = self._run_reference_probe(check, seed, self.reference)
-        return self._expected[key]
-
-    def _run_reference_probe(self, check: Check, seed: int, implementation: Any) -> dict[str, Any]:
-        with REFERENCE_LOCK:  # torch's global RNG and settings are process-wide: one probe at a time
-            pin_torch_state(seed)
-            outputs = check.probe(implementation, self.reference, Context(seed, self.assets))
-            values, tensors = encode_outputs(outputs)
-        return decode_outputs(values, save_safetensors(tensors) if tensors else None)
-
-    def _judge(self, check: Check, seed: int, actual: dict[str, Any], result: CheckResult) -> CheckResult:
-        expected = self.expected_outputs(check, seed) if check.compare_reference else None
-        failures: list[str] = []
-        if expected is not None:
-            failures += compare_outputs(expected, actual, check.tolerance)
-        if not actual:  # e.g. a worker whose output encoding was tampered with: never vacuous
-            failures.append("no outputs came back")
-        if check.verify:
-            try:
-                verify_context = Context(seed, self.assets, reference=self.reference)
-                reference_view = expected if expected is not None else LazyOutputs(
-                    lambda: self.expected_outputs(check, seed))
-                failures += [str(m) for m in check.verify(actual, reference_view, verify_context)]
-            except CheckFailed as exc:
-                failures.append(str(exc))
-            except Exception as exc:  # noqa: BLE001 - malformed student outputs can trip a verifier
-                failures.append(f"the outputs could not be checked ({type(exc).__name__}: {exc})")
-        if not failures:
-            result.status, result.message = PASSED, ""
-            return result
-        result.status = FAILED
-        result.message = failures[0] + (f" (and {len(failures) - 1} more problems)" if len(failures) > 1 else "")
-        result.hint = self._diagnose(check, seed, actual)
-        return result
-
-    def _diagnose(self, check: Check, seed: int, actual: dict[str, Any]) -> str:
-        """Name the known mistake of this task whose outputs match the student's, if any."""
-        if not check.diagnose:
-            return ""
-        for mistake in (m for m in self.mistakes if m.task == check.task):
-            wrong = self._mistake_outputs(mistake, check, seed)
-            if wrong is not None and not compare_outputs(wrong, actual, check.tolerance):
-                return mistake.hint
-        return ""
-
-    def _mistake_outputs(self, mistake: Mutation, check: Check, seed: int) -> dict[str, Any] | None:
-        """What the known mistake outputs on this check (cached; None if it cannot run on this probe)."""
-        key = f"{mistake.id}:{check.name}:{seed}"
-        if key not in self._wrong:
-            try:
-                self._wrong[key] = self._run_reference_probe(check, seed, self._mistake_package(mistake))
-            except Exception:  # noqa: BLE001 - a mistake that cannot run on this probe tells nothing
-                self._wrong[key] = None
-        return self._wrong[key]
-
-    def _mistake_package(self, mistake: Mutation) -> Any:
-        if mistake.id not in self._mistake_packages:
-            folder = apply_mutation(self.assignment.reference, mistake, self.scratch / "mistakes" / mistake.id)
-            name = f"_mistake_{self.assignment.name}_{mistake.id}"
-            self._mistake_packages[mistake.id] = load_package(folder, name, self.assignment.modules)
-        return self._mistake_packages[mistake.id]
+        return self.judge.judge(check, seed, actual, base)
 
     def _grade_quiz(self, prepared: PreparedSubmission) -> TaskResult:
         quiz = self.assignment.quiz
-        assert quiz is not None
+        if quiz is None:
+            raise AssignmentError(f"{self.assignment.name} has no quiz")
         answers, problem = read_answers(prepared.package_dir / quiz.answers_file)
         graded = grade_answers(load_questions(quiz), load_key(quiz), answers)
         result = score_task(quiz.task_id, quiz.title, quiz.points, quiz_checks(graded, quiz.feedback, problem))

@@ -1,12 +1,25 @@
-"""TODO docstring for judge.verdict"""
+"""The verdict on one check: the reference's outputs, the comparison, the verifier, and the likely mistake."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
-REFERENCE_LOCK = threading.RLock()
+from safetensors.torch import save as save_safetensors
+
+from autograder.errors import CheckFailed
+from autograder.judge.compare import compare_outputs
+from autograder.judge.transport import decode_outputs, encode_outputs
+from autograder.probe.checks import Check
+from autograder.probe.context import Context, pin_torch_state
+from autograder.reports.results import FAILED, PASSED, CheckResult
+from autograder.spec.assignment import Assignment
+from autograder.spec.mutation import Mutation, apply_mutation
+from autograder.spec.reference import load_package
+
+REFERENCE_LOCK = threading.RLock()  # torch's global state is process-wide: one probe at a time
 
 
 class LazyOutputs(Mapping):
@@ -29,3 +42,96 @@ class LazyOutputs(Mapping):
 
     def __len__(self) -> int:
         return len(self._loaded())
+
+
+class Judge:
+    """Judges a check's outputs in the trusted process: against the reference's outputs on the same seed, by the
+    check's verifier, and, on a failure, against each known mistake's outputs to name the likely mistake.
+
+    Reference and mistake outputs are computed once per check and seed, then cached, so a Grader that grades many
+    submissions pays for them once.
+
+    Args:
+        assignment: The assignment.
+        reference: The full reference package, loaded in this process.
+        assets: The assignment's hidden assets by file name.
+        mistakes: The known mistakes that carry a hint.
+        scratch: A private folder for the mistakes' packages.
+    """
+
+    def __init__(self, assignment: Assignment, reference: Any, assets: dict[str, bytes], mistakes: list[Mutation],
+                 scratch: Path) -> None:
+        self.assignment = assignment
+        self.reference = reference
+        self.assets = assets
+        self.mistakes = mistakes
+        self.scratch = scratch
+        self._mistake_packages: dict[str, Any] = {}
+        self._wrong: dict[str, dict[str, Any] | None] = {}
+        self._expected: dict[str, dict[str, Any]] = {}
+
+    def expected_outputs(self, check: Check, seed: int) -> dict[str, Any]:
+        """The reference's outputs for a check (computed once per seed, then cached)."""
+        key = f"{check.name}:{seed}"
+        if key not in self._expected:
+            self._expected[key] = self.run_reference_probe(check, seed, self.reference)
+        return self._expected[key]
+
+    def run_reference_probe(self, check: Check, seed: int, implementation: Any) -> dict[str, Any]:
+        with REFERENCE_LOCK:  # torch's global RNG and settings are process-wide: one probe at a time
+            pin_torch_state(seed)
+            outputs = check.probe(implementation, self.reference, Context(seed, self.assets))
+            values, tensors = encode_outputs(outputs)
+        return decode_outputs(values, save_safetensors(tensors) if tensors else None)
+
+    def judge(self, check: Check, seed: int, actual: dict[str, Any], result: CheckResult) -> CheckResult:
+        expected = self.expected_outputs(check, seed) if check.compare_reference else None
+        failures: list[str] = []
+        if expected is not None:
+            failures += compare_outputs(expected, actual, check.tolerance)
+        if not actual:  # e.g. a worker whose output encoding was tampered with: never vacuous
+            failures.append("no outputs came back")
+        if check.verify:
+            try:
+                verify_context = Context(seed, self.assets, reference=self.reference)
+                reference_view = expected if expected is not None else LazyOutputs(
+                    lambda: self.expected_outputs(check, seed))
+                failures += [str(m) for m in check.verify(actual, reference_view, verify_context)]
+            except CheckFailed as exc:
+                failures.append(str(exc))
+            except Exception as exc:  # noqa: BLE001 - malformed student outputs can trip a verifier
+                failures.append(f"the outputs could not be checked ({type(exc).__name__}: {exc})")
+        if not failures:
+            result.status, result.message = PASSED, ""
+            return result
+        result.status = FAILED
+        result.message = failures[0] + (f" (and {len(failures) - 1} more problems)" if len(failures) > 1 else "")
+        result.hint = self.diagnose(check, seed, actual)
+        return result
+
+    def diagnose(self, check: Check, seed: int, actual: dict[str, Any]) -> str:
+        """Name the known mistake of this task whose outputs match the student's, if any."""
+        if not check.diagnose:
+            return ""
+        for mistake in (m for m in self.mistakes if m.task == check.task):
+            wrong = self._mistake_outputs(mistake, check, seed)
+            if wrong is not None and not compare_outputs(wrong, actual, check.tolerance):
+                return mistake.hint
+        return ""
+
+    def _mistake_outputs(self, mistake: Mutation, check: Check, seed: int) -> dict[str, Any] | None:
+        """What the known mistake outputs on this check (cached; None if it cannot run on this probe)."""
+        key = f"{mistake.id}:{check.name}:{seed}"
+        if key not in self._wrong:
+            try:
+                self._wrong[key] = self.run_reference_probe(check, seed, self._mistake_package(mistake))
+            except Exception:  # noqa: BLE001 - a mistake that cannot run on this probe tells nothing
+                self._wrong[key] = None
+        return self._wrong[key]
+
+    def _mistake_package(self, mistake: Mutation) -> Any:
+        if mistake.id not in self._mistake_packages:
+            folder = apply_mutation(self.assignment.reference, mistake, self.scratch / mistake.id)
+            name = f"_mistake_{self.assignment.name}_{mistake.id}"
+            self._mistake_packages[mistake.id] = load_package(folder, name, self.assignment.modules)
+        return self._mistake_packages[mistake.id]

@@ -8,7 +8,6 @@ from typing import Any
 from autograder.util.safety import printable
 
 PASSED, FAILED, ERROR, TIMEOUT, NOT_IMPLEMENTED = "passed", "failed", "error", "timeout", "not_implemented"
-STATUSES = (PASSED, FAILED, ERROR, TIMEOUT, NOT_IMPLEMENTED)
 
 
 @dataclass
@@ -19,7 +18,7 @@ class CheckResult:
         name: The check's name (``task.function``).
         description: What the check verifies, for the student.
         weight: The check's weight inside its task.
-        status: One of STATUSES.
+        status: PASSED, FAILED, ERROR, TIMEOUT or NOT_IMPLEMENTED.
         message: Why it did not pass (empty when it passed).
         hint: The likely mistake, when the failure matches a known one.
         seed: The seed the check ran with.

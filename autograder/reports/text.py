@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from autograder.reports.results import NOT_IMPLEMENTED, PASSED, TIMEOUT, GradeReport
-
-_MARK = {PASSED: "ok", NOT_IMPLEMENTED: "todo", TIMEOUT: "time"}
+from autograder.reports.results import PASSED, GradeReport
 
 
 def render_text(report: GradeReport) -> str:

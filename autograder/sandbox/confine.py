@@ -184,7 +184,7 @@ def trial_checks(plan: Plan, job: dict[str, Any], tmp: str, results: Any) -> Non
     try:
         fresh = next(m for m in ("colorsys", "wave", "sndhdr", "xdrlib", "this") if m not in sys.modules)
         importlib.import_module(fresh)
-        assert float(torch.ones(3).sum()) == 3.0, "torch does not compute"
+        _require(float(torch.ones(3).sum()) == 3.0, "torch does not compute")
         with tempfile.NamedTemporaryFile(dir=tmp) as handle:
             handle.write(b"x" * 1000)
         sys.path.insert(0, job["workdir"])
@@ -192,18 +192,18 @@ def trial_checks(plan: Plan, job: dict[str, Any], tmp: str, results: Any) -> Non
         samples = [s for s in plan.config.get("protected_samples", [])
                    if not any(linux.inside(s, kept) for kept in plan.keep)]
         if plan.namespaces:
-            assert os.getppid() == 1, "the zygote is not PID 1 of its own PID namespace"
+            _require(os.getppid() == 1, "the zygote is not PID 1 of its own PID namespace")
             if "landlock" not in plan.features:
                 visible = {int(p) for p in os.listdir("/proc") if p.isdigit()}
-                assert visible <= {1, os.getpid()}, f"other processes are visible: {sorted(visible)[:5]}"
+                _require(visible <= {1, os.getpid()}, f"other processes are visible: {sorted(visible)[:5]}")
             for sample in samples:
-                assert not os.path.exists(sample), f"{sample} is still visible"
+                _require(not os.path.exists(sample), f"{sample} is still visible")
             with socket.socket() as sock:
                 sock.settimeout(1)
                 refused = sock.connect_ex(("127.0.0.1", 9))
-            assert refused in (errno.ENETUNREACH, errno.EACCES, errno.EPERM), f"network reachable ({refused})"
+            _require(refused in (errno.ENETUNREACH, errno.EACCES, errno.EPERM), f"network reachable ({refused})")
         if "uid" in plan.features:
-            assert os.getuid() == plan.uid, "still running as root"
+            _require(os.getuid() == plan.uid, "still running as root")
         if "landlock" in plan.features:
             for sample in samples + [os.path.join(PACKAGE_DIR, "sandbox", "job.py")]:
                 try:
@@ -213,8 +213,18 @@ def trial_checks(plan: Plan, job: dict[str, Any], tmp: str, results: Any) -> Non
                     continue
                 except PermissionError:
                     continue
-                raise AssertionError(f"{sample} is readable under Landlock")
+                raise TrialFailed(f"{sample} is readable under Landlock")
     except BaseException as exc:  # noqa: BLE001
         why = f"{type(exc).__name__}: {exc}"
     results.write(json.dumps({"trial": "failed", "why": why} if why else {"trial": "ok"}) + "\n")
     results.flush()
+
+
+class TrialFailed(Exception):
+    """A trial job found that an isolation feature does not protect what it should (never raised past the trial)."""
+
+
+def _require(condition: bool, why: str) -> None:
+    """Fail the trial unless ``condition`` holds (explicit, so the check survives ``python -O``)."""
+    if not condition:
+        raise TrialFailed(why)

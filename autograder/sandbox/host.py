@@ -194,9 +194,14 @@ class Zygote:
             "trial_workdir": str(self._trial_root / "work"),
             "trial_job_dir": str(self._trial_root / "out"),
         }
-        assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(config) + "\n")
-        self.process.stdin.flush()
+        self._stdin().write(json.dumps(config) + "\n")
+        self._stdin().flush()
+
+    def _stdin(self) -> Any:
+        """The zygote's command stream (WorkerDied when there is no zygote to talk to)."""
+        if self.process is None or self.process.stdin is None:
+            raise WorkerDied("the zygote is not running")
+        return self.process.stdin
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -213,7 +218,8 @@ class Zygote:
             if not self.alive():
                 self.start()
             self._handshake()
-        assert self._isolation is not None
+        if self._isolation is None:  # _handshake raises instead; never graded without a known tier
+            raise WorkerDied("the zygote did not report its isolation")
         return self._isolation
 
     def wait_ready(self, seconds: float) -> bool:
@@ -317,10 +323,9 @@ class Zygote:
                        limits=limits.as_job() | {"output_bytes": max(64 * 1024, 4 * output_limit)})
         result = JobResult(job_dir=job_dir)
         try:
-            assert self.process is not None and self.process.stdin is not None
             try:
-                self.process.stdin.write(json.dumps(message) + "\n")
-                self.process.stdin.flush()
+                self._stdin().write(json.dumps(message) + "\n")
+                self._stdin().flush()
                 int(self._read_message(time.monotonic() + 30)["pid"])
             except (BrokenPipeError, OSError, KeyError, TypeError, ValueError) as exc:
                 raise WorkerDied(str(exc)) from None
@@ -371,9 +376,11 @@ class Zygote:
                 return None
 
     def _read_message(self, deadline: float, allow_timeout: bool = False) -> dict[str, Any] | None:
-        assert self.process is not None and self.process.stdout is not None
+        if self.process is None or self.process.stdout is None:
+            raise WorkerDied("the zygote is not running")
+        stdout = self.process.stdout
         with selectors.DefaultSelector() as selector:
-            selector.register(self.process.stdout, selectors.EVENT_READ)
+            selector.register(stdout, selectors.EVENT_READ)
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -381,7 +388,7 @@ class Zygote:
                         return None
                     raise WorkerDied("the zygote did not answer in time")
                 if selector.select(timeout=min(remaining, 1.0)):
-                    line = self.process.stdout.readline()
+                    line = stdout.readline()
                     if not line:
                         raise WorkerDied("the zygote exited")
                     try:

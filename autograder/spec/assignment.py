@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.errors import AssignmentError
@@ -104,7 +104,6 @@ class Assignment:
     quiz: Quiz | None = None
     max_output_bytes: int = 64 * 1024
     memory_mb: int = 2048
-    extra: dict = field(default_factory=dict)
 
     @property
     def max_score(self) -> float:
