@@ -1,4 +1,4 @@
-"""TODO docstring for batch.discover"""
+"""Find each student's submission in a class folder (plain, Gradescope export, GitHub Classroom) and its id."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TODO docstring for batch.fingerprint"""
+"""Fingerprints that decide re-grading: of the assignment's grading material and of a raw submission."""
 
 from __future__ import annotations
 

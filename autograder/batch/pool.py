@@ -1,4 +1,4 @@
-"""TODO docstring for batch.pool"""
+"""The batch workers: processes that each hold one Grader and grade submissions sent to them, with a timeout each."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ GraderFactory = Callable[[Assignment], Any]
 
 
 @dataclass(frozen=True)
-class Job:
+class WorkItem:
     """One submission to grade."""
 
     index: int
@@ -43,7 +43,7 @@ def _default_grader(assignment: Assignment) -> Any:
     from autograder.sandbox.host import new_scratch, start_zygotes
 
     scratch = new_scratch()
-    zygotes = start_zygotes(1, scratch)
+    zygotes = start_zygotes(1, scratch, protect=assignment.private_folders)
     try:
         from autograder.grading.grader import Grader
 
@@ -151,7 +151,7 @@ class _Worker:
         self.process.start()
         child.close()
         self.ready = False
-        self.job: Job | None = None
+        self.job: WorkItem | None = None
         self.deadline = math.inf
         self.scratch: str | None = None
 
@@ -163,7 +163,7 @@ class _Worker:
         if self.scratch:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
-    def assign(self, job: Job, timeout: float) -> None:
+    def assign(self, job: WorkItem, timeout: float) -> None:
         self.conn.send(job)
         self.job = job
         self.deadline = time.monotonic() + timeout + (0.0 if self.ready else WORKER_STARTUP_SECONDS)
@@ -198,7 +198,7 @@ class WorkerPool:
         self.workers: list[_Worker] = []
         self.startup_failures = 0
 
-    def run(self, jobs: list[Job], on_result: Callable[[Job, Outcome], None], tick: Callable[[], None]) -> None:
+    def run(self, jobs: list[WorkItem], on_result: Callable[[WorkItem, Outcome], None], tick: Callable[[], None]) -> None:
         """Grade every job, calling ``on_result`` in this process as each one finishes.
 
         Raises:
@@ -239,7 +239,7 @@ class WorkerPool:
     def _spawn(self) -> _Worker:
         return _Worker(self.context, self.assignment, self.factory)
 
-    def _service(self, worker: _Worker, queue: deque[Job], on_result: Callable[[Job, Outcome], None]) -> bool:
+    def _service(self, worker: _Worker, queue: deque[WorkItem], on_result: Callable[[WorkItem, Outcome], None]) -> bool:
         """Read a worker's messages; return False when it is gone and must be replaced."""
         dead = False
         while not dead and worker.conn.poll():
@@ -263,7 +263,7 @@ class WorkerPool:
             return False
         return True
 
-    def _handle(self, worker: _Worker, message: Any, on_result: Callable[[Job, Outcome], None]) -> None:
+    def _handle(self, worker: _Worker, message: Any, on_result: Callable[[WorkItem, Outcome], None]) -> None:
         kind = message.get("kind") if isinstance(message, dict) else None
         if kind == "fatal":
             raise GraderError(f"the grading workers cannot start: {message.get('message')}")
@@ -276,7 +276,7 @@ class WorkerPool:
             job, worker.job, worker.deadline = worker.job, None, math.inf
             on_result(job, message["outcome"])
 
-    def _buried(self, worker: _Worker, queue: deque[Job], on_result: Callable[[Job, Outcome], None]) -> None:
+    def _buried(self, worker: _Worker, queue: deque[WorkItem], on_result: Callable[[WorkItem, Outcome], None]) -> None:
         worker.process.join(5)
         code = worker.process.exitcode
         worker.kill()

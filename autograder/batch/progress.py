@@ -1,4 +1,4 @@
-"""TODO docstring for batch.progress"""
+"""The progress line of grade-all on a terminal: submissions done, errors, time left."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 from autograder.batch.discover import Entry, discover
 from autograder.batch.fingerprint import assignment_fingerprint, raw_digest
-from autograder.batch.pool import GraderFactory, Job, WorkerPool, one_line
+from autograder.batch.pool import GraderFactory, WorkItem, WorkerPool, one_line
 from autograder.batch.progress import Progress
 from autograder.batch.shard import select_shard
 from autograder.errors import GraderError, SubmissionError
@@ -125,7 +125,7 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
                            f"{min(options.jobs, len(jobs)) if jobs else 0} workers "
                            f"({len(summary.skipped)} unchanged, skipped)\n")
 
-        def record(job: Job, outcome: Outcome) -> None:
+        def record(job: WorkItem, outcome: Outcome) -> None:
             try:
                 book.record(assignment.name, fingerprint, job.student, job.digest, printable(job.path), outcome)
             except Exception as exc:  # noqa: BLE001 - a report the gradebook cannot store must not end the batch
@@ -153,7 +153,7 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
 
 
 def _plan(book: Gradebook, assignment: Assignment, fingerprint: str, entries: list[Entry],
-          options: BatchOptions, summary: BatchSummary) -> list[Job]:
+          options: BatchOptions, summary: BatchSummary) -> list[WorkItem]:
     """Hash each submission; skip what is already graded, record what cannot be read, queue the rest."""
     jobs = []
     for entry in entries:
@@ -173,7 +173,7 @@ def _plan(book: Gradebook, assignment: Assignment, fingerprint: str, entries: li
             book.record(assignment.name, fingerprint, entry.student, digest, printable(entry.path), outcome)
             summary.graded.append((entry.student, outcome))
         else:
-            jobs.append(Job(len(jobs), entry.student, entry.path, digest))
+            jobs.append(WorkItem(len(jobs), entry.student, entry.path, digest))
     return jobs
 
 

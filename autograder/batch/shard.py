@@ -1,4 +1,4 @@
-"""TODO docstring for batch.shard"""
+"""Split a class into N slices (--shard K/N) so several machines can grade it."""
 
 from __future__ import annotations
 

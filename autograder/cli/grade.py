@@ -34,7 +34,8 @@ def grade(assignment: str, submission: Path, fmt: str, output: Path | None, task
     scratch = new_scratch()
     # One imports torch meanwhile, the second starts with the second task: three torch imports at once would
     # slow the first on two CPUs; and one submission does not repay warming them up (autograder.sandbox.Zygote).
-    zygotes = start_zygotes(2, scratch, eager=1, required=require_isolation, warm_up=False)
+    zygotes = start_zygotes(2, scratch, eager=1, required=require_isolation, warm_up=False,
+                            protect=spec.private_folders)
     try:
         from autograder.grading.grader import Grader
         from autograder.reports.registry import RENDERERS

@@ -1,4 +1,4 @@
-"""TODO docstring for gradebook.export"""
+"""Export a gradebook: the class CSV and one feedback file per student."""
 
 from __future__ import annotations
 

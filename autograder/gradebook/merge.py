@@ -1,4 +1,4 @@
-"""TODO docstring for gradebook.merge"""
+"""Merge gradebooks (e.g. one per shard) into one, keeping each student's newest grade."""
 
 from __future__ import annotations
 

@@ -78,9 +78,10 @@ class Grader:
                  zygotes: list[Zygote] | None = None, require_isolation: str | None = None) -> None:
         self.assignment = assignment
         self.scratch = scratch or new_scratch()
-        self.zygotes = zygotes or start_zygotes(workers, self.scratch, protect=[assignment.root, assignment.reference])
+        self.zygotes = zygotes or start_zygotes(workers, self.scratch, protect=assignment.private_folders)
         for zygote in self.zygotes:
             zygote.required = require_isolation or zygote.required
+            zygote.ensure_protected(assignment.private_folders)
         self.reference = load_package(assignment.reference, f"_reference_{assignment.name}", assignment.modules)
         self.checks = {task.id: self._load_checks(task) for task in assignment.tasks}
         self.check_sources = {task.id: task.checks.read_text() for task in assignment.tasks}

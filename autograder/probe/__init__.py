@@ -6,26 +6,38 @@ below are the implementation.
 
 from autograder.errors import CheckFailed
 from autograder.probe.checks import (
-                                     Check,
-                                     Outputs,
-                                     Probe,
-                                     Verifier,
-                                     check,
-                                     collect_checks,
-                                     helper_sources,
-                                     load_checks_file,
-                                     run_checks_file,
+    Check,
+    Outputs,
+    Probe,
+    Verifier,
+    check,
+    collect_checks,
+    helper_sources,
+    load_checks_file,
+    run_checks_file,
 )
 from autograder.probe.context import (
-                                     Context,
-                                     canonical_parameters,
-                                     derive_seed,
-                                     pin_torch_state,
+    Context,
+    canonical_parameters,
+    derive_seed,
+    pin_torch_state,
 )
 from autograder.probe.helpers import kind_of, raised, rows_counter, state_dict_outputs
+from autograder.probe.verifiers import (
+    all_of,
+    dtype_is,
+    exact_values,
+    future_unchanged,
+    kind_is,
+    rows_sum_to_one,
+    select,
+    unchanged,
+)
 
 __all__ = [
     "Check", "CheckFailed", "Context", "Outputs", "Probe", "Verifier", "canonical_parameters", "check",
     "collect_checks", "derive_seed", "helper_sources", "kind_of", "load_checks_file", "pin_torch_state", "raised",
     "rows_counter", "run_checks_file", "state_dict_outputs",
+    # ready-made verifiers
+    "all_of", "dtype_is", "exact_values", "future_unchanged", "kind_is", "rows_sum_to_one", "select", "unchanged",
 ]

@@ -1,4 +1,4 @@
-"""TODO docstring for probe.context"""
+"""Seeded inputs for probes: each check's seed, the Context that builds inputs from it, torch's pinned state."""
 
 from __future__ import annotations
 

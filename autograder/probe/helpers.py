@@ -1,4 +1,4 @@
-"""TODO docstring for probe.helpers"""
+"""Helpers a probe calls on the code under test: kinds of values, state dicts, row counters, raised exceptions."""
 
 from __future__ import annotations
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import io
 import statistics
 import textwrap
 from collections import Counter
@@ -184,11 +185,10 @@ def render_figure(stats: ClassStats, path: Path) -> None:
                "nothing graded yet")
     figure.suptitle(f"{stats.assignment}: {stats.students} students")
     figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    figure.savefig(temporary, dpi=100, format="png")
+    image = io.BytesIO()
+    figure.savefig(image, dpi=100, format="png")
     plt.close(figure)
-    temporary.replace(path)
+    write_atomic(path, image.getvalue())
 
 
 def _plot_histogram(axis: Any, stats: ClassStats) -> None:

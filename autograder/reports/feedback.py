@@ -1,4 +1,4 @@
-"""TODO docstring for reports.feedback"""
+"""Per-student feedback in markdown, from a gradebook row."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TODO docstring for reports.gradescope"""
+"""Gradescope's results.json from a GradeReport."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TODO docstring for reports.json_report"""
+"""The full JSON report: every task and check, seeds, versions and isolation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TODO docstring for reports.junit"""
+"""JUnit XML from a GradeReport, one test case per check, for CI systems."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TODO docstring for reports.text"""
+"""The text report a terminal shows: one line per task, then what to look at."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TODO docstring for sandbox.boot"""
+"""The worker process's entry point: read the configuration, enter a PID namespace, start the zygote."""
 
 from __future__ import annotations
 

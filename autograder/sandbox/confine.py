@@ -1,4 +1,4 @@
-"""TODO docstring for sandbox.confine"""
+"""Confine a job before student code runs: hide files, drop privileges, Landlock, rlimits; and the trial checks."""
 
 from __future__ import annotations
 

@@ -8,7 +8,6 @@ ever shown as the student's own output. See docs/SECURITY.md for the threat mode
 from __future__ import annotations
 
 import json
-import marshal
 import os
 import secrets
 import selectors
@@ -26,6 +25,7 @@ from typing import Any
 from autograder.errors import IsolationError, WorkerDied
 from autograder.protocol import MARKER_VARIABLE
 from autograder.sandbox import linux
+from autograder.sandbox.layout import job_payload, make_trial_dirs, prepare_dirs, protected_samples
 from autograder.sandbox.procfs import kill_marked
 from autograder.sandbox.results import (
     JobResult,
@@ -39,8 +39,6 @@ from autograder.util.paths import PACKAGE_ROOT
 STEP_POLL_SECONDS = 0.1
 
 
-
-
 # -I ignores PYTHONPATH, the user site and the current folder; the grader's own folder is added explicitly.
 _BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox.boot import boot; boot()"
 
@@ -49,8 +47,6 @@ STARTUP_TIMEOUT = 120.0
 
 
 KILL_TIMEOUT = 10.0
-
-
 
 
 SANDBOX_UID_BASE = 60000
@@ -96,7 +92,6 @@ class Limits:
         }
 
 
-
 def scrubbed_environment(home: str, marker: str = "") -> dict[str, str]:
     """The few environment variables a worker gets: nothing from the grader's own environment leaks through."""
     return {
@@ -120,6 +115,12 @@ def default_protected() -> list[Path]:
     from autograder.spec.assignment import assignments_root
 
     return [PACKAGE_ROOT, assignments_root(), PACKAGE_ROOT / "reference_solutions"]
+
+
+def _within(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or lies below it (both resolved)."""
+    path, folder = path.resolve(), folder.resolve()
+    return path == folder or folder in path.parents
 
 
 def _protect_this_process() -> None:
@@ -168,7 +169,7 @@ class Zygote:
         home.mkdir(parents=True, exist_ok=True)
         self.marker = secrets.token_hex(12)
         self._started_at = time.monotonic()
-        self._trial_root = _make_trial_dirs()
+        self._trial_root = make_trial_dirs()
         protected = [PACKAGE_ROOT, *default_protected(), *self.protect]
         if self.scratch.parent != Path(tempfile.gettempdir()):
             protected.append(self.scratch.parent)
@@ -188,7 +189,7 @@ class Zygote:
             "max_tier": self.max_isolation,
             "warm_up": self.warm_up,
             "protected": sorted({str(p.resolve()) for p in protected if p.exists()}),
-            "protected_samples": _samples(protected),
+            "protected_samples": protected_samples(protected),
             "uid": uid,
             "gid": uid,
             "trial_workdir": str(self._trial_root / "work"),
@@ -202,6 +203,19 @@ class Zygote:
         if self.process is None or self.process.stdin is None:
             raise WorkerDied("the zygote is not running")
         return self.process.stdin
+
+    def ensure_protected(self, folders: Iterable[Path]) -> None:
+        """Hide these folders from every job as well.
+
+        Raises:
+            IsolationError: If the zygote already started without hiding one of them (it cannot change now).
+        """
+        covered = [*default_protected(), *self.protect]
+        missing = [Path(f) for f in folders if not any(_within(Path(f), p) for p in covered)]
+        if missing and self.started:
+            raise IsolationError(f"a worker started without hiding {missing[0]} from jobs; start it with "
+                                 "protect=assignment.private_folders")
+        self.protect += missing
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -313,8 +327,8 @@ class Zygote:
         self._check_required()
         started = time.monotonic()
         workdir = Path(job["workdir"])
-        payload = _payload(job)
-        hidden_workdir = _prepare_dirs(workdir, job_dir, features)
+        payload = job_payload(job)
+        hidden_workdir = prepare_dirs(workdir, job_dir, features)
         payload_file = job_dir / "job.json"
         fd = os.open(payload_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as handle:
@@ -397,76 +411,6 @@ class Zygote:
                         raise WorkerDied("the zygote sent garbage") from None
                     if isinstance(message, dict):
                         return message
-
-
-def _payload(job: dict[str, Any]) -> dict[str, Any]:
-    """The job's private payload: hidden checks and the pruned reference travel as compiled code, never as text."""
-    payload = {k: v for k, v in job.items()
-               if k not in ("workdir", "checks_source", "helper_sources", "reference_sources")}
-    if job.get("checks_source"):
-        payload["checks_code"] = marshal.dumps(compile(job["checks_source"], "<hidden checks>", "exec")).hex()
-    payload["helpers_code"] = {
-        helper: marshal.dumps(compile(source, f"<hidden check helper {helper}>", "exec")).hex()
-        for helper, source in (job.get("helper_sources") or {}).items()
-    }
-    payload["reference_code"] = {
-        module: marshal.dumps(compile(source, f"<reference {module}>", "exec")).hex()
-        for module, source in (job.get("reference_sources") or {}).items()
-    }
-    return payload
-
-
-def _prepare_dirs(workdir: Path, job_dir: Path, features: list[str]) -> Path:
-    """Make the student's copy readable to the sandbox user and the job folder private to the grader.
-
-    Without namespaces the copy is moved to an unguessable name in a folder others may traverse but not list.
-    """
-    if "uid" not in features:
-        return workdir
-    os.chmod(job_dir, 0o700)
-    for folder, dirs, files in os.walk(workdir):
-        os.chmod(folder, 0o755)
-        for name in files:
-            os.chmod(os.path.join(folder, name), 0o644)
-    if "namespaces" in features:
-        return workdir
-    os.chmod(workdir.parent, 0o711)
-    hidden = workdir.parent / f"w-{secrets.token_hex(16)}"
-    os.rename(workdir, hidden)
-    return hidden
-
-
-def _make_trial_dirs() -> Path:
-    """A throw-away job layout for the zygote's isolation trials (mirrors a submission's scratch folder)."""
-    root = Path(tempfile.mkdtemp(prefix="grader-trial-"))
-    os.chmod(root, 0o711)
-    package = root / "work" / "trialpkg"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "mod.py").write_text("VALUE = 1\n")
-    for folder in (root / "work", package):
-        os.chmod(folder, 0o755)
-    for file in package.iterdir():
-        os.chmod(file, 0o644)
-    (root / "out").mkdir(mode=0o700)
-    return root
-
-
-def _samples(folders: list[Path]) -> list[str]:
-    """A file directly inside (or one level below) each protected folder, for the trials to check it is hidden."""
-    samples = []
-    for folder in folders:
-        if not folder.is_dir():
-            continue
-        try:
-            entries = sorted(folder.iterdir())
-            candidates = [p for p in entries if p.is_file()] or [
-                q for p in entries if p.is_dir() and not p.name.startswith(".") for q in sorted(p.iterdir())
-                if q.is_file()]
-        except OSError:
-            continue
-        samples += [str(p.resolve()) for p in candidates[:1]]
-    return sorted(set(samples))
 
 
 def describe_isolation(zygotes: Iterable[Zygote]) -> dict[str, Any]:

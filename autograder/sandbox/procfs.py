@@ -1,4 +1,4 @@
-"""TODO docstring for sandbox.procfs"""
+"""The one /proc walker: children, descendants, threads of a user, memory, and killing by marker."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TODO docstring for sandbox.results"""
+"""Read what a job wrote back (results lines, tensors, printed output) as untrusted bytes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TODO docstring for sandbox.tiers"""
+"""The isolation tiers, each including the ones before it, and whether features reach one."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TODO docstring for sandbox.zygote"""
+"""The zygote: detect the isolation features by trial jobs, then fork one job per request and reap what it leaves."""
 
 from __future__ import annotations
 

@@ -106,6 +106,12 @@ class Assignment:
     memory_mb: int = 2048
 
     @property
+    def private_folders(self) -> list[Path]:
+        """Folders no job may see: the assignment's own (hidden checks, key, assets) and its reference, wherever
+        the manifest puts it."""
+        return [self.root, self.reference]
+
+    @property
     def max_score(self) -> float:
         """Total points of all tasks and the quiz."""
         return sum(t.points for t in self.tasks) + (self.quiz.points if self.quiz else 0.0)

@@ -1,4 +1,4 @@
-"""TODO docstring for util.atomic"""
+"""Write a file atomically (temporary file, fsync, rename), so a crash never leaves half a report."""
 
 from __future__ import annotations
 
@@ -7,13 +7,18 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write a file so that readers see either the old content or the whole new content."""
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write a file so that readers see either the old content or the whole new content.
+
+    Args:
+        path: The file to write (its folder is created if missing).
+        data: Text (written as UTF-8) or bytes.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)

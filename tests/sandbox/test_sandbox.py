@@ -21,7 +21,7 @@ from autograder.sandbox.host import MARKER_VARIABLE, Limits, Zygote, describe_is
 from autograder.sandbox.results import read_plain, sanitize_job_dir
 from autograder.util.safety import csv_safe
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 CHECKS = '''
 import os, sys, tempfile

@@ -9,7 +9,7 @@ from types import ModuleType
 import pytest
 import torch
 
-REFERENCE = Path(__file__).resolve().parents[1] / "reference_solutions" / "assignment3"
+REFERENCE = Path(__file__).resolve().parents[2] / "reference_solutions" / "assignment3"
 PACKAGE = "reference_assignment3"
 GIB = 2**30
 

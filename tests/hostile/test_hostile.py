@@ -45,8 +45,8 @@ from autograder.submission.package import prepare_submission
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
-HERE = Path(__file__).resolve().parent / "hostile"
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 CASES = sorted((HERE / "cases").glob("*.toml"))
 CANARY = "hostile-canary-" + secrets.token_hex(16)  # exists in this process's memory only
 SUITE_TIMEOUT = 6.0  # seconds per check for every task of the suite

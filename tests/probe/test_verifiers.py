@@ -1,0 +1,65 @@
+"""The ready-made verifiers pass right outputs and name what is wrong in the others."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from autograder.probe import (Context, all_of, dtype_is, exact_values, future_unchanged, kind_is, rows_sum_to_one,
+                              select, unchanged)
+
+CTX = Context(seed=7)
+
+
+def messages(verifier, outputs):
+    return list(verifier(outputs, None, CTX))
+
+
+def test_select_takes_names_and_prefixes_and_refuses_to_select_nothing():
+    outputs = {"weights a": 1, "weights b": 2, "out": 3}
+    assert select(outputs, ["weights*"]) == [("weights a", 1), ("weights b", 2)]
+    assert select(outputs, ["out"]) == [("out", 3)]
+    with pytest.raises(KeyError):
+        select(outputs, ["missing*"])
+
+
+def test_rows_sum_to_one():
+    good = torch.softmax(torch.randn(2, 3, 5, 7), dim=-1)
+    assert messages(rows_sum_to_one("w*"), {"w1": good, "w2": good.double()}) == []
+    assert "sum to 1" in messages(rows_sum_to_one("w"), {"w": good * 1.1})[0]
+    assert "NaN" in messages(rows_sum_to_one("w"), {"w": torch.full((2, 3), float("nan"))})[0]
+    negative = torch.tensor([[1.5, -0.5]])
+    assert "negative" in messages(rows_sum_to_one("w"), {"w": negative})[0]
+    assert "torch.Tensor" in messages(rows_sum_to_one("w"), {"w": [0.5, 0.5]})[0]
+
+
+def test_future_unchanged():
+    a = torch.randn(2, 6, 4)
+    b = a.clone()
+    b[:, -1] += 1.0
+    assert messages(future_unchanged("a", "b"), {"a": a, "b": b}) == []
+    leaky = b.clone()
+    leaky[:, 0] += 0.01
+    assert "earlier positions" in messages(future_unchanged("a", "b"), {"a": a, "b": leaky})[0]
+    assert "still see" in messages(future_unchanged("a", "b"), {"a": a, "b": a.clone()})[0]
+    assert messages(future_unchanged("a", "b", last_changes_by=None), {"a": a, "b": a.clone()}) == []
+    assert "shape" in messages(future_unchanged("a", "b"), {"a": a, "b": a[:, :3]})[0]
+
+
+def test_kind_and_dtype():
+    assert messages(kind_is("n", int, "a Python int"), {"n": 3}) == []
+    assert "a Python int" in messages(kind_is("n", int, "a Python int"), {"n": True})[0]
+    assert "a Python int" in messages(kind_is("n", int, "a Python int"), {"n": 3.0})[0]
+    assert messages(dtype_is("m", dtype=torch.bool), {"m": torch.ones(2, dtype=torch.bool)}) == []
+    assert "torch.bool" in messages(dtype_is("m", dtype=torch.bool), {"m": torch.ones(2)})[0]
+
+
+def test_unchanged_and_exact_values_and_all_of():
+    x = torch.arange(6.0)
+    assert messages(unchanged({"after": "before"}), {"after": x, "before": x.clone()}) == []
+    assert "in-place" in messages(unchanged({"after": "before"}), {"after": x + 1, "before": x})[0]
+    assert messages(exact_values({"rows": 10}), {"rows": torch.tensor(10)}) == []
+    assert "expected 10, got 55" in messages(exact_values({"rows": 10}), {"rows": 55})[0]
+    assert "expected 1" in messages(exact_values({"rows": 1}), {"rows": True})[0]
+    both = all_of(exact_values({"rows": 10}), kind_is("rows", int, "a Python int"))
+    assert len(messages(both, {"rows": 9.0})) == 2
