@@ -165,6 +165,8 @@ def write_student_grader(destination: Path) -> None:
         relative = path.relative_to(PACKAGE_DIR)
         if relative.parts[0] != "cli" or relative.stem in _STUDENT_CLI:
             _write(package / relative, path.read_bytes())
+    main = PACKAGE_DIR / "cli" / "__main__.py"  # `python -m autograder.cli`, never imported by the entry points
+    _write(package / "cli" / "__main__.py", main.read_bytes())
     _write(destination / "pyproject.toml", _student_pyproject())
 
 

@@ -18,7 +18,20 @@ COMMANDS = (("check", "check"), ("grade", "grade"), ("grade_all", "grade_all"), 
             ("release", "release"), ("audit", "audit"))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The group: a known command whose module this release does not ship is refused in one sentence."""
+
+    absent: set[str] = set()
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and cmd_name in self.absent:
+            raise click.UsageError(f"`grader {cmd_name}` is an instructor's command and is not part of this release "
+                                   "(it needs the hidden tests and the reference); run `grader check ASSIGNMENT`")
+        return command
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="transformer-autograder")
 def main() -> None:
     """Auto-grader for the transformers course: check your work, grade submissions, release assignments."""
@@ -32,7 +45,8 @@ def _register() -> None:
         except ModuleNotFoundError as exc:
             if exc.name != qualified:  # a command that is present but broken must fail loudly
                 raise
-            continue  # not part of this release
+            _Commands.absent.add(module_name.replace("_", "-"))  # not part of this release
+            continue
         main.add_command(getattr(module, attribute))
 
 

@@ -71,7 +71,7 @@ class Grader:
         scratch: A private folder for submissions and job files (a temporary one by default).
         workers: Worker processes grading tasks of one submission in parallel.
         zygotes: Already started workers to use instead (see sandbox.start_zygotes); ``workers`` is then ignored.
-        require_isolation: Refuse to grade unless this isolation tier is in force (autograder.isolation.TIERS).
+        require_isolation: Refuse to grade unless this isolation tier is in force (autograder.sandbox.tiers.TIERS).
     """
 
     def __init__(self, assignment: Assignment, scratch: Path | None = None, workers: int = 1,

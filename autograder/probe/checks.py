@@ -40,7 +40,7 @@ class Check:
         probe: Runs the code under test and returns named outputs.
         verify: Optional properties checked in the parent on the student's outputs (and the reference's).
         compare_reference: Whether every output must also match the reference's output for that name.
-        tolerance: Name of the tolerance in autograder.compare.TOLERANCES used for floating-point outputs.
+        tolerance: Name of the tolerance in autograder.judge.compare.TOLERANCES used for floating-point outputs.
         diagnose: Whether a failure is matched against the task's known mistakes (off for expensive probes).
     """
 

@@ -74,7 +74,7 @@ class GradeReport:
         return asdict(self)
 
     def make_printable(self) -> GradeReport:
-        """Pass every text that student code can influence through :func:`autograder.safety.printable`."""
+        """Pass every text that student code can influence through :func:`autograder.util.safety.printable`."""
         self.submission = printable(self.submission, one_line=True)
         self.notes = [printable(note, one_line=True) for note in self.notes]
         self.student_output = printable(self.student_output)

@@ -139,7 +139,7 @@ class Zygote:
         scratch: A private folder for the zygote's home and temporary files.
         protect: Extra folders no job may see (the grader's folder and the assignments are always protected).
         max_isolation: Try no tier above this one (default: ``$GRADER_MAX_ISOLATION`` or the strongest).
-        required: Refuse to run any job unless at least this tier is in force (see autograder.isolation).
+        required: Refuse to run any job unless at least this tier is in force (see autograder.sandbox.tiers).
         warm_up: Pay torch's lazy imports (seconds) once in the zygote rather than in the first job that needs
             them; worth it when the zygote serves many submissions, not for a single one.
     """
@@ -308,7 +308,7 @@ class Zygote:
         """Run one job in a fresh sandboxed process tree and wait for it, killing it when the wall-clock passes.
 
         Args:
-            job: The job description (see autograder.worker): ``package``, ``workdir`` and either
+            job: The job description (see autograder.sandbox.job): ``package``, ``workdir`` and either
                 ``import_modules`` or ``checks`` with ``checks_source``, ``reference_sources``, ``uses``, ...
             limits: Limits for the job.
             job_dir: An empty folder the job writes its results and output into.

@@ -1,9 +1,9 @@
 """The untrusted side: a pre-imported zygote forks one sandboxed process per job to run probes on student code.
 
 Started by ``autograder.sandbox`` as ``python -I`` (no user site, no environment variables, no current folder on the
-path) through ``autograder.isolation.boot``, which makes the zygote PID 1 of its own PID namespace where the kernel
+path) through ``autograder.sandbox.boot``, which makes the zygote PID 1 of its own PID namespace where the kernel
 allows it. The zygote imports torch once and never runs student code. At start it reads a configuration line, tries
-each isolation feature in a throw-away trial job and reports the features that work (``autograder.isolation``
+each isolation feature in a throw-away trial job and reports the features that work (``autograder.sandbox.tiers``
 names the tiers). Then, for each job read from stdin, it forks one process that
 
 * reads the job's private payload file, opens its output files, enters new mount, network, IPC and UTS namespaces,
@@ -213,7 +213,7 @@ class StudentPackage:
     """Lazy access to the student's modules (``impl.attention``), substituting reference objects on import.
 
     Args:
-        package: The package name (e.g. ``"assignment3"``).
+        package: The package name (e.g. ``"attention101"``).
         substitutions: Qualified name to the reference object that replaces the student's.
         broken: Module name to the reason it cannot be imported (replaced by a fallback module).
         reference: The pruned reference package (for fallbacks), or None.

@@ -2,7 +2,7 @@
 
 Pure standard library (ctypes system calls), so the zygote can use it before and after importing torch. Each
 primitive raises ``OSError`` when the kernel refuses; the worker decides at run time which of them work here
-(see ``autograder.worker``) and the grader records the resulting tier in every report.
+(see ``autograder.sandbox.zygote``) and the grader records the resulting tier in every report.
 
 Tiers, each including the ones before it:
 

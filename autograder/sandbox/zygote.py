@@ -25,7 +25,7 @@ class Plan:
     """The isolation features applied to every job, and the paths they need.
 
     Attributes:
-        features: Tier names in force (see autograder.isolation.TIERS) plus details (``landlock-net``,
+        features: Tier names in force (see autograder.sandbox.tiers.TIERS) plus details (``landlock-net``,
             ``landlock-scope``, ``nproc``).
         uid, gid: The unprivileged user jobs run as (root only).
         protected: Folders the job must not see (the grader, instructor material, scratch folders).
@@ -143,7 +143,7 @@ _STDIN = _Stdin()
 
 
 def main(config: dict[str, Any] | None = None, pidns: bool = False, note: str = "") -> int:
-    """Detect the isolation features, then serve jobs until stdin closes (see autograder.isolation.boot)."""
+    """Detect the isolation features, then serve jobs until stdin closes (see autograder.sandbox.boot)."""
     torch.set_num_threads(1)
     sys.dont_write_bytecode = True
     prctl_quietly(linux.PR_SET_DUMPABLE, 0)  # the grader's side: no ptrace, no /proc/<pid>/mem by students

@@ -79,7 +79,7 @@ class Assignment:
         name: Folder name under ``assignments/``.
         title: Human-readable title.
         root: The assignment's folder.
-        package: The Python package name students submit (e.g. ``"assignment3"``).
+        package: The Python package name students submit (e.g. ``"attention101"``).
         modules: Student modules in import order (without ``.py``).
         student_files: Files taken from a submission, relative to the package folder.
         seed: Base seed from which every check's seed is derived.
@@ -160,7 +160,7 @@ def load_assignment(name: str, root: Path | None = None) -> Assignment:
     """Load and validate an assignment's manifest.
 
     Args:
-        name: The assignment's folder name (e.g. ``"assignment3"``).
+        name: The assignment's folder name (e.g. ``"attention101"``).
         root: Folder of assignments; defaults to assignments_root().
 
     Returns:

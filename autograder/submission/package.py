@@ -161,7 +161,7 @@ def prepare_submission(path: Path, assignment: Assignment, scratch: Path) -> Pre
             raise SubmissionError(f"{path} is neither a folder nor a zip archive")
         path = unpack_zip(path, scratch / "unzipped")
     source = find_package(path.absolute(), assignment)
-    if source.is_symlink():  # e.g. a repository's assignment3 -> a copy of the reference elsewhere
+    if source.is_symlink():  # e.g. a repository's package folder -> a copy of the reference elsewhere
         raise SubmissionError(f"the {assignment.package}/ package folder is a symbolic link ({source}); submit the "
                               f"files themselves")
     workdir = scratch / "submission"

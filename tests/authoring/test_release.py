@@ -154,7 +154,10 @@ def test_grader_grade_in_the_student_release_says_it_needs_the_instructor_copy(r
     result = _run_cli(release, "grade", "assignment3", "assignment3")
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
-    assert result.stderr.startswith("error: ") and "instructor" in result.stderr
+    assert "instructor's command" in result.stderr and "grader check" in result.stderr
+    listed = _run_cli(release, "--help")
+    commands = listed.stdout.split("Commands:", 1)[1].split()
+    assert commands[0] == "check" and not {"grade", "grade-all", "release", "audit", "verify"} & set(commands)
 
 
 # -- the Gradescope autograder -------------------------------------------------------------------------
@@ -296,7 +299,7 @@ def test_release_refuses_a_drifted_template(assignment_copy: Assignment, tmp_pat
 def test_release_refuses_a_template_that_leaks_a_solution(assignment_copy: Assignment, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
-    import autograder.release as release_module
+    import autograder.authoring.release as release_module
 
     real = release_module.check_releasable
 

@@ -226,7 +226,7 @@ def test_grader_template_regenerates_the_folder(assignment_copy: Assignment) -> 
 
 
 def test_nbgrader_is_not_imported_with_the_grader() -> None:
-    code = ("import sys, autograder.cli, autograder.template, autograder.release, autograder.verify; "
+    code = ("import sys, autograder.cli, autograder.authoring.template, autograder.authoring.release, autograder.authoring.verify; "
             "print('nbgrader' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"

@@ -172,7 +172,7 @@ def test_a_template_that_scores_fails(assignment3: Assignment) -> None:
 
 
 def test_grader_verify_exits_non_zero_with_the_list(monkeypatch: pytest.MonkeyPatch) -> None:
-    import autograder.verify as verify_module
+    import autograder.authoring.verify as verify_module
 
     failing = Verification("assignment3", [Finding("quiz key", True, ["16 questions"]),
                                            Finding("template scores 0", False, ["attention: status error"])])
@@ -184,7 +184,7 @@ def test_grader_verify_exits_non_zero_with_the_list(monkeypatch: pytest.MonkeyPa
 
 
 def test_grader_release_stops_when_verify_fails(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import autograder.verify as verify_module
+    import autograder.authoring.verify as verify_module
 
     failing = Verification("assignment3", [Finding("reference scores full marks", False, ["scored 90 / 100"])])
     monkeypatch.setattr(verify_module, "verify_assignment", lambda assignment: failing)

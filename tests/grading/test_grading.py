@@ -185,7 +185,7 @@ def test_a_grader_of_some_tasks_only_keeps_their_diagnosis(assignment3, repo):
     with pytest.raises(AssignmentError, match="names unknown task"):
         load_mutations(subset, "mistakes")  # the audit stays strict about mistakes of unknown tasks
     with Grader(subset) as grader_of_two:
-        assert {m.task for m in grader_of_two.mistakes} <= {"causal_mask", "attention"}
+        assert {m.task for m in grader_of_two.judge.mistakes} <= {"causal_mask", "attention"}
         report = grader_of_two.grade(repo / "examples" / "partial_submission", only={"causal_mask", "attention"})
     attention = next(t for t in report.tasks if t.id == "attention")
     assert attention.score < attention.max_score
