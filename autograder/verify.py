@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from .assignment import Assignment
 from .errors import GraderError
 from .quiz import load_key, load_questions, read_answers
+from .quiz_cues import blind_bound, blind_summary, cue_problems, key_pattern_problems
 from .results import NOT_IMPLEMENTED, GradeReport
 from .template import display_path, template_drift
 
@@ -38,7 +39,8 @@ class Verification:
 
 
 def check_quiz_key(assignment: Assignment) -> Finding:
-    """The key answers every question with one of its options; the reference's answers file equals the key."""
+    """The key answers every question with one of its options; the reference's answers file equals the key; no
+    blind strategy (always the longest option, ...) scores above the bound, and the key's letters have no pattern."""
     finding = Finding("quiz key", True)
     quiz = assignment.quiz
     if quiz is None:
@@ -51,10 +53,13 @@ def check_quiz_key(assignment: Assignment) -> Finding:
         return Finding("quiz key", False, [str(exc)])
     problems = _key_problems(questions, key)
     problems += _reference_answers_problems(assignment, {q.id for q in questions}, key)
+    bound = blind_bound(quiz, len(questions))
+    problems += cue_problems(questions, key, bound) + key_pattern_problems(questions, key)
     if problems:
         return Finding("quiz key", False, problems)
     finding.details.append(f"{len(questions)} questions, each answered with a valid option; "
                            f"the reference's {quiz.answers_file} matches")
+    finding.details.append(blind_summary(questions, key, bound))
     return finding
 
 
