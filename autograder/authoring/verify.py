@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from autograder.authoring.quiz_cues import blind_bound, blind_summary, cue_problems, key_pattern_problems
 from autograder.authoring.template import template_drift
 from autograder.errors import GraderError
 from autograder.reports.results import NOT_IMPLEMENTED, GradeReport
@@ -39,7 +40,8 @@ class Verification:
 
 
 def check_quiz_key(assignment: Assignment) -> Finding:
-    """The key answers every question with one of its options; the reference's answers file equals the key."""
+    """The key answers every question with one of its options; the reference's answers file equals the key; no
+    blind strategy (always the longest option, ...) scores above the bound, and the key's letters have no pattern."""
     finding = Finding("quiz key", True)
     quiz = assignment.quiz
     if quiz is None:
@@ -52,10 +54,13 @@ def check_quiz_key(assignment: Assignment) -> Finding:
         return Finding("quiz key", False, [str(exc)])
     problems = _key_problems(questions, key)
     problems += _reference_answers_problems(assignment, {q.id for q in questions}, key)
+    bound = blind_bound(quiz, len(questions))
+    problems += cue_problems(questions, key, bound) + key_pattern_problems(questions, key)
     if problems:
         return Finding("quiz key", False, problems)
     finding.details.append(f"{len(questions)} questions, each answered with a valid option; "
                            f"the reference's {quiz.answers_file} matches")
+    finding.details.append(blind_summary(questions, key, bound))
     return finding
 
 

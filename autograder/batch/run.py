@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 from autograder.batch.discover import Entry, discover
 from autograder.batch.fingerprint import assignment_fingerprint, raw_digest
-from autograder.batch.pool import GraderFactory, WorkItem, WorkerPool, one_line
+from autograder.batch.pool import GraderFactory, WorkerPool, WorkItem, one_line
 from autograder.batch.progress import Progress
 from autograder.batch.shard import select_shard
 from autograder.errors import GraderError, SubmissionError

@@ -60,6 +60,8 @@ class Quiz:
         feedback: What a report shows of the key (see ``QUIZ_FEEDBACK``): ``score`` only how many answers are
             right (and which are malformed), ``answers`` which questions are right, ``explanations`` also the
             key's explanations, which give the answers away (for after the deadline).
+        max_blind_score: The most a blind strategy (always the longest option, always "a", ...) may score; None
+            for the default of ``autograder.quiz_cues.default_bound``.
     """
 
     task_id: str
@@ -69,6 +71,7 @@ class Quiz:
     key_file: Path
     answers_file: str
     feedback: str = "score"
+    max_blind_score: int | None = None
 
 
 @dataclass(frozen=True)
@@ -234,6 +237,7 @@ def _build_quiz(folder: Path, raw: dict) -> Quiz:
         key_file=(folder / raw["key"]).resolve(),
         answers_file=raw.get("answers_file", "answers.toml"),
         feedback=str(raw.get("feedback", "score")),
+        max_blind_score=int(raw["max_blind_score"]) if "max_blind_score" in raw else None,
     )
 
 

@@ -74,7 +74,7 @@ def test_a_key_missing_a_question_is_reported(assignment_copy: Assignment) -> No
 
 def test_a_key_answer_that_is_not_an_option_is_reported(assignment_copy: Assignment) -> None:
     assert assignment_copy.quiz is not None
-    _edit(assignment_copy.quiz.key_file, '[q3]\nanswer = "a"', '[q3]\nanswer = "e"')
+    _edit(assignment_copy.quiz.key_file, '[q3]\nanswer = "d"', '[q3]\nanswer = "e"')
     finding = check_quiz_key(assignment_copy)
     assert not finding.ok
     assert any(d.startswith("q3: key answer 'e' is not an option") for d in finding.details)

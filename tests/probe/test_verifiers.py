@@ -5,8 +5,17 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder.probe import (Context, all_of, dtype_is, exact_values, future_unchanged, kind_is, rows_sum_to_one,
-                              select, unchanged)
+from autograder.probe import (
+    Context,
+    all_of,
+    dtype_is,
+    exact_values,
+    future_unchanged,
+    kind_is,
+    rows_sum_to_one,
+    select,
+    unchanged,
+)
 
 CTX = Context(seed=7)
 
