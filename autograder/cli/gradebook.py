@@ -8,7 +8,6 @@ import click
 
 from autograder.cli.base import friendly_errors
 from autograder.errors import GraderError
-from autograder.reports.classreport import choose_assignment
 
 
 @click.group("gradebook")
@@ -39,6 +38,7 @@ def gradebook_export(gradebook: Path, assignment: str | None, csv_path: Path | N
     """Write the class CSV and/or per-student feedback from GRADEBOOK."""
     from autograder.gradebook.export import export_csv, export_feedback
     from autograder.gradebook.store import Gradebook
+    from autograder.reports.classreport import choose_assignment
 
     if not csv_path and not feedback:
         raise GraderError("nothing to export: give --csv FILE and/or --feedback DIR")

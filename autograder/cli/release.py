@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from autograder.authoring.verify import verify_assignment
 from autograder.cli.base import assignment_named, friendly_errors
 
 
@@ -21,7 +20,7 @@ from autograder.cli.base import assignment_named, friendly_errors
 def release(assignment: str, out: Path, run_verify: bool) -> None:
     """Build the student release, the Gradescope autograder and a GitHub Classroom starter repository."""
     from autograder.authoring.release import build_release, render_release
-    from autograder.authoring.verify import render_verification
+    from autograder.authoring.verify import render_verification, verify_assignment
 
     spec = assignment_named(assignment)
     if run_verify:

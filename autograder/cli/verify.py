@@ -6,7 +6,6 @@ import sys
 
 import click
 
-from autograder.authoring.verify import verify_assignment
 from autograder.cli.base import assignment_named, friendly_errors
 
 
@@ -15,7 +14,7 @@ from autograder.cli.base import assignment_named, friendly_errors
 @friendly_errors
 def verify(assignment: str) -> None:
     """Check before shipping: reference full marks, template 0 and up to date, quiz key sound."""
-    from autograder.authoring.verify import render_verification
+    from autograder.authoring.verify import render_verification, verify_assignment
 
     outcome = verify_assignment(assignment_named(assignment))
     click.echo(render_verification(outcome), nl=False)

@@ -13,7 +13,7 @@ from autograder.grading.grader import Grader
 from autograder.sandbox.host import new_scratch, start_zygotes
 from autograder.spec.assignment import load_assignment
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 # The student's scale() answers right only while the reference's source stays unreadable: reading it is a leak.
 PEEKING_OPS = '''
