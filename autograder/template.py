@@ -297,11 +297,13 @@ def template_drift(assignment: Assignment, folder: Path | None = None) -> list[s
     Returns:
         One line per differing, missing or unexpected file.
     """
+    from .notebook_template import notebook_drift  # the student notebook beside the package, same source
+
     folder = folder or assignment.template
     expected = render_template(assignment)
     if not folder.is_dir():
         return [f"{display_path(folder)} does not exist"]
-    problems = []
+    problems = notebook_drift(assignment, expected, folder.parent / f"{assignment.name}.ipynb")
     for name, data in expected.items():
         path = folder / name
         if not path.is_file():
@@ -362,6 +364,10 @@ def generate_template(assignment: Assignment, destination: Path | None = None) -
     Raises:
         TemplateError: If the reference's markers are invalid, nbgrader is missing, or a file does not parse.
     """
+    from .notebook_template import write_notebook  # the student notebook beside the package, same source
+
     destination = destination or assignment.template
-    write_files(render_template(assignment), destination)
+    files = render_template(assignment)
+    write_files(files, destination)
+    write_notebook(assignment, files, destination.parent / f"{assignment.name}.ipynb")
     return destination
