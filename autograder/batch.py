@@ -82,7 +82,7 @@ def _candidates(root: Path) -> tuple[list[Path], list[str]]:
             continue
         if path.is_symlink():
             ignored.append(f"{printable(path.name)} (a symbolic link)")
-        elif path.is_dir() or (path.is_file() and path.suffix.lower() == ".zip"):
+        elif path.is_dir() or (path.is_file() and path.suffix.lower() in (".zip", ".ipynb")):  # .ipynb: notebook.py
             used.append(path)
         else:
             ignored.append(f"{printable(path.name)} (neither a folder nor a .zip)")
@@ -90,7 +90,9 @@ def _candidates(root: Path) -> tuple[list[Path], list[str]]:
 
 
 def _stem(path: Path) -> str:
-    return path.name[:-4] if path.is_file() and path.name.lower().endswith(".zip") else path.name
+    if path.is_file() and path.suffix.lower() in (".zip", ".ipynb"):
+        return path.name[: -len(path.suffix)]
+    return path.name
 
 
 def _unique(pairs: list[tuple[str, Path]]) -> list[Entry]:

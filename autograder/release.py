@@ -25,7 +25,7 @@ FORBIDDEN_NAME_PARTS = ("hidden", "key", "reference", "mistake", "variant")
 MIN_LEAK_LINE = 16
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _PLACEHOLDER = re.compile(r"@@[A-Z_]+@@")
-_STUDENT_ENTRY_POINTS = ("autograder.cli", "autograder.check", "autograder.public_plugin")
+_STUDENT_ENTRY_POINTS = ("autograder.cli", "autograder.check", "autograder.public_plugin", "autograder.notebook")
 _STUB_MODULE = '''"""Not part of the student release: this command needs the instructor's copy of the grader."""
 
 from .errors import GraderError
@@ -187,6 +187,9 @@ def build_student_release(assignment: Assignment, destination: Path, template: d
     values = template_values(assignment)
     for name, data in template.items():
         _write(destination / assignment.package / name, data)
+    from .notebook_template import render_notebook  # the student notebook, from the same template
+
+    _write(destination / f"{assignment.name}.ipynb", render_notebook(assignment, template))
     _write(destination / "README.md", fill("student_release_README.md", values))
     write_student_grader(destination)
     target = destination / "assignments" / assignment.name

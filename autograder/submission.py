@@ -160,7 +160,7 @@ def prepare_submission(path: Path, assignment: Assignment, scratch: Path) -> Pre
 
     if path.is_file() and not is_notebook(path):
         if not zipfile.is_zipfile(path):
-            raise SubmissionError(f"{path} is neither a folder, a zip archive nor a notebook (.ipynb)")
+            raise SubmissionError(f"{path} is neither a folder nor a zip archive (nor a .ipynb notebook)")
         path = unpack_zip(path, scratch / "unzipped")
     path, notebook_notes = use_notebook(path, assignment, scratch)
     source = find_package(path.absolute(), assignment)

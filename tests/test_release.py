@@ -107,8 +107,8 @@ def test_no_released_file_holds_the_quiz_key(release: Path, assignment3: Assignm
 
 def test_student_release_holds_exactly_what_a_student_needs(release: Path, assignment3: Assignment) -> None:
     student = release / "assignment3-student"
-    assert sorted(p.name for p in student.iterdir()) == ["README.md", "assignment3", "assignments", "autograder",
-                                                         "pyproject.toml"]
+    assert sorted(p.name for p in student.iterdir()) == ["README.md", "assignment3", "assignment3.ipynb",
+                                                         "assignments", "autograder", "pyproject.toml"]
     assert sorted(p.name for p in (student / "assignments").iterdir()) == ["assignment3"]
     assignment_dir = student / "assignments" / "assignment3"
     assert sorted(p.name for p in assignment_dir.iterdir()) == ["STUDENT_README.md", "assignment.toml",
