@@ -24,7 +24,7 @@ from .gradebook import ERROR, GRADED, Gradebook, Outcome, SubmissionRow, export_
 from .safety import printable
 from .submission import submission_digest
 
-LAYOUTS = ("auto", "plain", "gradescope", "classroom")
+LAYOUTS = ("auto", "plain", "gradescope", "classroom", "nbgrader")
 GRADESCOPE_METADATA = "submission_metadata.yml"
 WORKER_STARTUP_SECONDS = 180.0
 MAX_STARTUP_FAILURES = 3
@@ -65,6 +65,11 @@ def discover(root: Path, layout: str, assignment_name: str) -> tuple[list[Entry]
         raise GraderError(f"unknown layout {layout!r} (choose from {', '.join(LAYOUTS)})")
     if layout == "auto":
         layout = "gradescope" if (root / GRADESCOPE_METADATA).is_file() else "plain"
+    if layout == "nbgrader":  # ROOT is an nbgrader course: submitted/<student>/<assignment>/
+        from .nbgrader_course import discover as nbgrader_discover
+
+        pairs, ignored = nbgrader_discover(root, assignment_name)
+        return _unique(pairs), ignored
     candidates, ignored = _candidates(root)
     if layout == "gradescope":
         pairs = _gradescope_ids(root, candidates)

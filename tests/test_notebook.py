@@ -374,3 +374,65 @@ def test_notebooks_grade_like_packages(assignment3: Assignment, filled3: dict, t
     assert zero.score == 0
     assert all(t.status == "not_implemented" for t in zero.tasks if t.id != "quiz"), \
         [(t.id, t.status, t.feedback) for t in zero.tasks]
+
+
+# -- nbgrader courses ----------------------------------------------------------------------------------------
+
+
+class CourseFakeGrader:
+    """Full marks for a notebook holding GOOD, zero otherwise: the batch and write-back without torch."""
+
+    def __init__(self, assignment: Assignment) -> None:
+        self.assignment = assignment
+
+    def grade(self, path: Path) -> "GradeReport":
+        from autograder.results import GradeReport, TaskResult
+
+        text = "".join(p.read_text() for p in Path(path).rglob("*.ipynb"))
+        full = "GOOD" in text
+        units = [(t.id, t.title, t.points) for t in self.assignment.tasks]
+        units.append((self.assignment.quiz.task_id, "Quiz", self.assignment.quiz.points))
+        tasks = [TaskResult(i, title, points if full else 0.0, points, "passed" if full else "failed", "", [])
+                 for i, title, points in units]
+        return GradeReport(self.assignment.name, str(path), sum(t.score for t in tasks), 100.0, tasks, seconds=0.01)
+
+    def close(self) -> None:
+        pass
+
+
+def course_fake_factory(assignment: Assignment) -> CourseFakeGrader:
+    return CourseFakeGrader(assignment)
+
+
+def test_an_nbgrader_course_is_graded_into_its_own_gradebook(assignment3: Assignment, tmp_path: Path) -> None:
+    api = pytest.importorskip("nbgrader.api")
+    from autograder.batch import BatchOptions, grade_all
+    from autograder.nbgrader_course import nbgrader_url, write_back
+
+    course = tmp_path / "course"
+    for student, marker in (("alice", "GOOD"), ("bob", "draft")):
+        folder = course / "submitted" / student / "assignment3"
+        folder.mkdir(parents=True)
+        write(notebook(f"def causal_mask(n):\n    return '{marker}'"), folder / "assignment3.ipynb")
+        (folder / "timestamp.txt").write_text("2026-11-30 12:34:56.000000 UTC")
+    (course / "submitted" / "carol").mkdir()
+    options = BatchOptions(jobs=1, gradebook=tmp_path / "ours.db", layout="nbgrader",
+                           grader_factory=course_fake_factory)  # type: ignore[arg-type]
+    summary = grade_all(assignment3, course, options)
+    assert summary.ignored == ["carol (no assignment3/ submission)"]
+    for _ in range(2):  # idempotent: a second write-back updates, never duplicates
+        outcome = write_back(course, assignment3, tmp_path / "ours.db")
+    assert outcome.students == ["alice", "bob"] and outcome.timestamps == 2 and outcome.errors == []
+    with api.Gradebook(nbgrader_url(course)) as nb:
+        assert nb.find_assignment("assignment3").max_score == 100
+        alice, bob = nb.find_submission("assignment3", "alice"), nb.find_submission("assignment3", "bob")
+        assert (alice.score, bob.score) == (100, 0)
+        assert alice.timestamp.strftime("%Y-%m-%d %H:%M:%S") == "2026-11-30 12:34:56"
+        assert nb.find_grade("kv_cache_bytes", "assignment3", "assignment3", "alice").score == 4
+        assert len(nb.assignment_submissions("assignment3")) == 2
+
+
+def test_a_folder_that_is_not_an_nbgrader_course_is_one_line(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["grade-all", "assignment3", str(tmp_path), "--layout", "nbgrader",
+                                       "--gradebook", str(tmp_path / "g.db")])
+    assert result.exit_code == 2 and "not an nbgrader course folder" in result.output
