@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import json
 import re
 import shutil
@@ -449,9 +450,10 @@ def _star_args(self_arg: bool) -> ast.arguments:
 # -- building the package ------------------------------------------------------------------------------------
 
 
-def referenced(node: ast.AST) -> set[str]:
+@functools.lru_cache(maxsize=4096)  # asked many times per statement while helpers are placed
+def referenced(node: ast.AST) -> frozenset[str]:
     """Every name a statement mentions (a superset of what it needs: locals included)."""
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
 
 
 def definition_time_names(node: ast.stmt) -> set[str]:
@@ -469,7 +471,7 @@ def definition_time_names(node: ast.stmt) -> set[str]:
         for statement in node.body:
             names |= definition_time_names(statement)
         return names
-    return referenced(node)
+    return set(referenced(node))
 
 
 def _all_args(args: ast.arguments) -> list[ast.arg]:

@@ -436,3 +436,27 @@ def test_a_folder_that_is_not_an_nbgrader_course_is_one_line(tmp_path: Path) -> 
     result = CliRunner().invoke(main, ["grade-all", "assignment3", str(tmp_path), "--layout", "nbgrader",
                                        "--gradebook", str(tmp_path / "g.db")])
     assert result.exit_code == 2 and "not an nbgrader course folder" in result.output
+
+
+@pytest.mark.slow
+def test_gradescope_run_autograder_grades_an_uploaded_notebook(filled3: dict, tmp_path: Path) -> None:
+    import subprocess
+
+    pytest.importorskip("nbgrader")
+    out = tmp_path / "release"
+    result = CliRunner().invoke(main, ["release", "assignment3", "--out", str(out), "--no-verify"])
+    assert result.exit_code == 0, result.output
+    assert (out / "assignment3-student" / "assignment3.ipynb").is_file()
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(out / "assignment3-gradescope.zip") as bundle:
+        bundle.extractall(root / "source")
+    (root / "results").mkdir()
+    (root / "submission").mkdir()
+    write(filled3, root / "submission" / "assignment3.ipynb")
+    env = {k: v for k, v in os.environ.items() if k not in ("GRADER_ASSIGNMENTS", "PYTHONPATH")}
+    env.update(GRADESCOPE_ROOT=str(root), GRADER_PYTHON=sys.executable)
+    run = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True,
+                         timeout=900)
+    assert run.returncode == 0, run.stdout + run.stderr
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["score"] == 100, [(t["name"], t["score"]) for t in results["tests"]]
