@@ -460,3 +460,16 @@ def test_gradescope_run_autograder_grades_an_uploaded_notebook(filled3: dict, tm
     assert run.returncode == 0, run.stdout + run.stderr
     results = json.loads((root / "results" / "results.json").read_text())
     assert results["score"] == 100, [(t["name"], t["score"]) for t in results["tests"]]
+
+
+@pytest.mark.slow
+def test_assignment2_notebook_grades_full_marks_filled_and_zero_untouched(tmp_path: Path) -> None:
+    from autograder.grading import Grader
+
+    spec = load_assignment("assignment2")
+    filled = fill_with_reference(load_student_notebook(spec), spec)
+    with Grader(spec) as grader:
+        full = grader.grade(write(filled, tmp_path / "filled.ipynb"))
+        zero = grader.grade(notebook_path(spec))
+    assert full.score == 100, [(t.id, t.score, t.feedback) for t in full.tasks if t.score < t.max_score]
+    assert zero.score == 0 and all(t.status == "not_implemented" for t in zero.tasks if t.id != "quiz")
