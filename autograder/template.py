@@ -303,7 +303,7 @@ def template_drift(assignment: Assignment, folder: Path | None = None) -> list[s
     expected = render_template(assignment)
     if not folder.is_dir():
         return [f"{display_path(folder)} does not exist"]
-    problems = notebook_drift(assignment, expected, folder.parent / f"{assignment.name}.ipynb")
+    problems = []
     for name, data in expected.items():
         path = folder / name
         if not path.is_file():
@@ -314,7 +314,7 @@ def template_drift(assignment: Assignment, folder: Path | None = None) -> list[s
         name = path.relative_to(folder).as_posix()
         if name not in expected:
             problems.append(f"{display_path(path)} is not part of the template")
-    return problems
+    return problems + notebook_drift(assignment, expected, folder.parent / f"{assignment.name}.ipynb")
 
 
 def _files_below(folder: Path) -> list[Path]:
