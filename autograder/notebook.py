@@ -742,17 +742,25 @@ def use_notebook(path: Path, assignment: Assignment, scratch: Path) -> tuple[Pat
 
     if path.is_file():
         return extract_notebook(path, assignment, scratch / "notebook") if is_notebook(path) else (path, [])
-    notebook = find_notebook(path, assignment)
-    if notebook is None:
-        return path, []
     try:
         package = find_package(path.absolute(), assignment)
-    except SubmissionError:
+    except SubmissionError as exc:
+        if not str(exc).startswith("no "):  # several packages: ambiguous, whatever notebooks there are
+            raise
+        notebook = find_notebook(path, assignment)
+        if notebook is None:
+            raise SubmissionError(f"{exc}, nor a notebook (.ipynb)") from None
         return extract_notebook(notebook, assignment, scratch / "notebook")
-    if _untouched_template(package, assignment):
-        folder, notes = extract_notebook(notebook, assignment, scratch / "notebook")
-        return folder, notes + [f"{package.name}/ (the untouched template; the notebook was graded instead)"]
-    return path, [f"{notebook.name} (a package was handed in too; the package was graded)"]
+    if not _untouched_template(package, assignment):
+        return path, []  # a package the student worked on: notebooks beside it are not looked at
+    try:
+        notebook = find_notebook(path, assignment)
+    except SubmissionError:
+        return path, []
+    if notebook is None:
+        return path, []
+    folder, notes = extract_notebook(notebook, assignment, scratch / "notebook")
+    return folder, notes + [f"{package.name}/ (the untouched template; the notebook was graded instead)"]
 
 
 def _untouched_template(package: Path, assignment: Assignment) -> bool:

@@ -269,6 +269,24 @@ def test_a_package_beside_a_notebook_wins_unless_it_is_the_untouched_template(as
     assert (prepared.package_dir / "positions.py").read_text() == "# started\n"
 
 
+def test_a_worked_package_ignores_any_notebooks_beside_it(assignment3: Assignment, tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(assignment3.reference, tmp_path / "repo" / "assignment3")
+    for name in ("scratch.ipynb", "experiments.ipynb"):
+        (tmp_path / "repo" / name).write_text("not even JSON")
+    prepared = prepare_submission(tmp_path / "repo", assignment3, tmp_path / "scratch")
+    assert (prepared.package_dir / "attention.py").read_bytes() == (assignment3.reference / "attention.py").read_bytes()
+
+
+def test_no_package_and_no_notebook_says_both(assignment3: Assignment, tmp_path: Path) -> None:
+    from autograder.errors import SubmissionError
+
+    (tmp_path / "notes.txt").write_text("nothing")
+    with pytest.raises(SubmissionError, match=r"^no assignment3/ package found .*, nor a notebook \(\.ipynb\)$"):
+        prepare_submission(tmp_path, assignment3, tmp_path / "scratch")
+
+
 def test_grade_all_takes_a_notebook_per_student(tmp_path: Path, filled3: dict) -> None:
     write(filled3, tmp_path / "carol.ipynb")
     (tmp_path / "dave").mkdir()
@@ -404,6 +422,7 @@ def course_fake_factory(assignment: Assignment) -> CourseFakeGrader:
     return CourseFakeGrader(assignment)
 
 
+@pytest.mark.filterwarnings("ignore:Object of type .* not in session")  # nbgrader's own add_submission
 def test_an_nbgrader_course_is_graded_into_its_own_gradebook(assignment3: Assignment, tmp_path: Path) -> None:
     api = pytest.importorskip("nbgrader.api")
     from autograder.batch import BatchOptions, grade_all
