@@ -248,9 +248,16 @@ def _parse_cell(cell: Cell, collected: Collected) -> tuple[ast.Module | None, li
         return ast.parse(source), source.split("\n")
     except (SyntaxError, ValueError):
         pass
+    except (RecursionError, MemoryError):
+        collected.notes.append(f"{cell.label} ({cell.first_line!r}) is nested too deeply to be read; its "
+                               f"definitions were not graded")
+        return None, []
     source = neutralise(source)
     try:
         return ast.parse(source), source.split("\n")
+    except (RecursionError, MemoryError):
+        collected.notes.append(f"{cell.label} ({cell.first_line!r}) is nested too deeply to be read; its "
+                               f"definitions were not graded")
     except SyntaxError as exc:
         collected.notes.append(f"{cell.label} ({cell.first_line!r}) has a syntax error at line {exc.lineno}: "
                                f"{exc.msg}; its definitions were not graded")
@@ -605,8 +612,11 @@ def _definition_order(items: list[_Item]) -> list[_Item]:
                 visit(by_name[name])
         ordered.append(item)
 
-    for item in items:
-        visit(item)
+    try:
+        for item in items:
+            visit(item)
+    except RecursionError:  # a chain of thousands of constants: keep the notebook's order
+        return items
     return ordered
 
 

@@ -492,3 +492,10 @@ def test_assignment2_notebook_grades_full_marks_filled_and_zero_untouched(tmp_pa
         zero = grader.grade(notebook_path(spec))
     assert full.score == 100, [(t.id, t.score, t.feedback) for t in full.tasks if t.score < t.max_score]
     assert zero.score == 0 and all(t.status == "not_implemented" for t in zero.tasks if t.id != "quiz")
+
+
+def test_pathological_cells_are_notes_not_tracebacks(assignment3: Assignment) -> None:
+    chain = "\n".join(["C0 = 1"] + [f"C{i} = C{i - 1} + 1" for i in range(1, 3000)])
+    extraction = extract(assignment3, cells("x = " + "(" * 300 + ")" * 300, "y = " + "-" * 200000 + "1", chain,
+                                            "def f():\n    return '\\x00'"))
+    assert all("were not graded" in note for note in extraction.notes)
