@@ -259,8 +259,9 @@ def _parse_cell(cell: Cell, collected: Collected) -> tuple[ast.Module | None, li
         collected.notes.append(f"{cell.label} ({cell.first_line!r}) is nested too deeply to be read; its "
                                f"definitions were not graded")
     except SyntaxError as exc:
-        collected.notes.append(f"{cell.label} ({cell.first_line!r}) has a syntax error at line {exc.lineno}: "
-                               f"{exc.msg}; its definitions were not graded")
+        where = f" at line {exc.lineno}" if exc.lineno else ""
+        collected.notes.append(f"{cell.label} ({cell.first_line!r}) has a syntax error{where}: {exc.msg}; its "
+                               f"definitions were not graded")
     except ValueError as exc:  # e.g. a NUL character
         collected.notes.append(f"{cell.label} ({cell.first_line!r}) cannot be parsed ({exc}); its definitions "
                                f"were not graded")
