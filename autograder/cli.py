@@ -208,7 +208,8 @@ def release(assignment: str, out: Path, run_verify: bool) -> None:
 @click.option("--retry-errors", is_flag=True, help="Re-grade unchanged submissions that could not be graded.")
 @click.option("--shard", metavar="K/N", help="Grade only the K-th of N slices of the class (1 <= K <= N).")
 @click.option("--layout", type=click.Choice(["auto", "plain", "gradescope", "classroom", "nbgrader"]),
-              default="auto", show_default=True, help="How student ids are derived from SUBMISSIONS (see docs/BATCH.md).")
+              default="auto", show_default=True,
+              help="How student ids are derived from SUBMISSIONS (see docs/BATCH.md).")
 @friendly_errors
 def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: Path, csv_path: Path | None,
               feedback: Path | None, force: bool, retry_errors: bool, shard: str | None, layout: str) -> None:

@@ -87,8 +87,9 @@ def write_back(course: Path, assignment: Assignment, gradebook: Path, database: 
     Raises:
         GraderError: If nbgrader is not installed or its gradebook refuses an entry.
     """
+    # nbgrader is an instructor extra whose import takes seconds: imported on this path only.
     try:
-        from nbgrader import api  # an instructor extra whose import takes seconds: only on this path
+        from nbgrader import api
     except ImportError:
         raise GraderError("writing to an nbgrader gradebook needs nbgrader: pip install -e '.[instructor]'") from None
     from .gradebook import Gradebook

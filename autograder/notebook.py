@@ -6,12 +6,14 @@ import ast
 import contextlib
 import functools
 import json
+import math
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from .assignment import Assignment, assignments_root
 from .errors import SubmissionError
@@ -628,7 +630,7 @@ def answers_toml(answers: Any) -> str:
         name = key if isinstance(key, str) and _BARE_KEY.match(key) else json.dumps(str(key))
         if isinstance(value, bool):
             rendered = "true" if value else "false"
-        elif isinstance(value, (int, float)) and value == value and abs(value) != float("inf"):
+        elif isinstance(value, (int, float)) and math.isfinite(value):
             rendered = repr(value)
         else:
             rendered = json.dumps(value if isinstance(value, str) else str(value))

@@ -7,12 +7,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .assignment import Assignment, Task
+from .assignment import Assignment
 from .notebook import ANSWERS_NAME, parse_layout
 from .quiz import load_questions
 from .template import STUDENT_README, TemplateError, display_path, render_template
 
-_ITEM = re.compile(r"^\d+\.\s", re.M)
+_ITEM = re.compile(r"^\d+\.\s", re.MULTILINE)
 _TICKED = re.compile(r"`([^`]+)`")
 SETUP_DEPENDENCIES = ("torch", "numpy", "click", "safetensors", "pytest")
 
@@ -131,7 +131,7 @@ def _readme_sections(assignment: Assignment) -> dict[str, Any]:
     section on ``grader check`` is left out: the notebook's check cells replace it)."""
     path = assignment.root / STUDENT_README
     text = path.read_text(encoding="utf-8") if path.is_file() else f"# {assignment.title}\n"
-    parts = re.split(r"^(?=## )", text, flags=re.M)
+    parts = re.split(r"^(?=## )", text, flags=re.MULTILINE)
     sections: dict[str, Any] = {"intro": parts[0], "other": []}
     for part in parts[1:]:
         title = part.split("\n", 1)[0][3:].strip()
@@ -235,8 +235,8 @@ def _quiz_cells(builder: _Builder, assignment: Assignment, section: str) -> None
         return
     questions = load_questions(quiz)
     lines = [f"## {quiz.title} ({quiz.points:g} points)", "",
-             f"Write one letter between the quotes of each answer in `{ANSWERS_NAME}` below. An empty answer earns "
-             f"nothing; the check cell only checks the format.", ""]
+             (f"Write one letter between the quotes of each answer in `{ANSWERS_NAME}` below. An empty answer earns "
+              f"nothing; the check cell only checks the format."), ""]
     for question in questions:
         lines.append(f"**{question.id}.** {' '.join(question.text.split())}")
         lines.append("")
