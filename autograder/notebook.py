@@ -880,6 +880,9 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
     text = render_check(spec, outcome)
     if task is not None and not quiz_only:
         text = text.split("\nquiz: ")[0].rstrip("\n") + "\n"
-    notes = "".join(f"note: {note}\n" for note in extraction.notes)
+    # A kernel rejects a cell with a syntax error whole, so a rejected entry of its history never defined
+    # anything there either (and was most likely fixed and re-run): only the saved file's errors are news.
+    shown = extraction.notes if path is not None else [n for n in extraction.notes if "syntax error" not in n]
+    notes = "".join(f"note: {note}\n" for note in shown)
     print(notes + text, end="")
     return outcome
