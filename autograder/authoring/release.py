@@ -28,7 +28,8 @@ FORBIDDEN_NAME_PARTS = ("hidden", "key", "reference", "mistake", "variant")
 MIN_LEAK_LINE = 16
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _PLACEHOLDER = re.compile(r"@@[A-Z_]+@@")
-_STUDENT_ENTRY_POINTS = ("autograder.cli", "autograder.cli.check", "autograder.public.runner", "autograder.public.plugin")
+_STUDENT_ENTRY_POINTS = ("autograder.cli", "autograder.cli.check", "autograder.public.runner", "autograder.public.plugin",
+                         "autograder.submission.notebook")
 _STUDENT_CLI = ("__init__", "base", "check")  # of autograder/cli/: `grader --help` then lists only check
 
 
@@ -187,6 +188,9 @@ def build_student_release(assignment: Assignment, destination: Path, template: d
     values = template_values(assignment)
     for name, data in template.items():
         _write(destination / assignment.package / name, data)
+    from autograder.authoring.notebook_template import render_notebook  # the student notebook, from the same template
+
+    _write(destination / f"{assignment.name}.ipynb", render_notebook(assignment, template))
     _write(destination / "README.md", fill("student_release_README.md", values))
     write_student_grader(destination)
     target = destination / "assignments" / assignment.name

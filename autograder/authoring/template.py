@@ -300,6 +300,8 @@ def template_drift(assignment: Assignment, folder: Path | None = None) -> list[s
     Returns:
         One line per differing, missing or unexpected file.
     """
+    from autograder.authoring.notebook_template import notebook_drift  # the student notebook beside the package, same source
+
     folder = folder or assignment.template
     expected = render_template(assignment)
     if not folder.is_dir():
@@ -315,7 +317,7 @@ def template_drift(assignment: Assignment, folder: Path | None = None) -> list[s
         name = path.relative_to(folder).as_posix()
         if name not in expected:
             problems.append(f"{display_path(path)} is not part of the template")
-    return problems
+    return problems + notebook_drift(assignment, expected, folder.parent / f"{assignment.name}.ipynb")
 
 
 def _files_below(folder: Path) -> list[Path]:
@@ -365,6 +367,10 @@ def generate_template(assignment: Assignment, destination: Path | None = None) -
     Raises:
         TemplateError: If the reference's markers are invalid, nbgrader is missing, or a file does not parse.
     """
+    from autograder.authoring.notebook_template import write_notebook  # the student notebook beside the package, same source
+
     destination = destination or assignment.template
-    write_files(render_template(assignment), destination)
+    files = render_template(assignment)
+    write_files(files, destination)
+    write_notebook(assignment, files, destination.parent / f"{assignment.name}.ipynb")
     return destination

@@ -111,8 +111,8 @@ def check_template_current(assignment: Assignment) -> Finding:
     if drift:
         return Finding("student template", False,
                        drift + [f"run `grader template {assignment.name}` and commit the result"])
-    return Finding("student template", True, [f"{display_path(assignment.template)} is byte-identical to a "
-                                              f"fresh generation"])
+    return Finding("student template", True, [f"{display_path(assignment.template)} (and its notebook "
+                                              f"{assignment.name}.ipynb) is byte-identical to a fresh generation"])
 
 
 def check_reference_report(report: GradeReport) -> Finding:

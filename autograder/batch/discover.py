@@ -10,7 +10,7 @@ from typing import Any
 from autograder.errors import GraderError
 from autograder.util.safety import printable
 
-LAYOUTS = ("auto", "plain", "gradescope", "classroom")
+LAYOUTS = ("auto", "plain", "gradescope", "classroom", "nbgrader")
 
 
 GRADESCOPE_METADATA = "submission_metadata.yml"
@@ -45,6 +45,11 @@ def discover(root: Path, layout: str, assignment_name: str) -> tuple[list[Entry]
         raise GraderError(f"unknown layout {layout!r} (choose from {', '.join(LAYOUTS)})")
     if layout == "auto":
         layout = "gradescope" if (root / GRADESCOPE_METADATA).is_file() else "plain"
+    if layout == "nbgrader":  # ROOT is an nbgrader course: submitted/<student>/<assignment>/
+        from autograder.batch.nbgrader_course import discover as nbgrader_discover
+
+        pairs, ignored = nbgrader_discover(root, assignment_name)
+        return _unique(pairs), ignored
     candidates, ignored = _candidates(root)
     if layout == "gradescope":
         pairs = _gradescope_ids(root, candidates)
@@ -62,7 +67,7 @@ def _candidates(root: Path) -> tuple[list[Path], list[str]]:
             continue
         if path.is_symlink():
             ignored.append(f"{printable(path.name)} (a symbolic link)")
-        elif path.is_dir() or (path.is_file() and path.suffix.lower() == ".zip"):
+        elif path.is_dir() or (path.is_file() and path.suffix.lower() in (".zip", ".ipynb")):  # a notebook is extracted
             used.append(path)
         else:
             ignored.append(f"{printable(path.name)} (neither a folder nor a .zip)")
@@ -70,7 +75,9 @@ def _candidates(root: Path) -> tuple[list[Path], list[str]]:
 
 
 def _stem(path: Path) -> str:
-    return path.name[:-4] if path.is_file() and path.name.lower().endswith(".zip") else path.name
+    if path.is_file() and path.suffix.lower() in (".zip", ".ipynb"):
+        return path.name[: -len(path.suffix)]
+    return path.name
 
 
 def _unique(pairs: list[tuple[str, Path]]) -> list[Entry]:

@@ -21,8 +21,8 @@ from autograder.cli.base import assignment_named, friendly_errors
 @click.option("--force", is_flag=True, help="Re-grade every submission, even unchanged ones.")
 @click.option("--retry-errors", is_flag=True, help="Re-grade unchanged submissions that could not be graded.")
 @click.option("--shard", metavar="K/N", help="Grade only the K-th of N slices of the class (1 <= K <= N).")
-@click.option("--layout", type=click.Choice(["auto", "plain", "gradescope", "classroom"]), default="auto",
-              show_default=True, help="How student ids are derived from SUBMISSIONS (see docs/BATCH.md).")
+@click.option("--layout", type=click.Choice(["auto", "plain", "gradescope", "classroom", "nbgrader"]),
+              default="auto", show_default=True, help="How student ids are derived from SUBMISSIONS (see docs/BATCH.md).")
 @friendly_errors
 def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: Path, csv_path: Path | None,
               feedback: Path | None, force: bool, retry_errors: bool, shard: str | None, layout: str) -> None:
@@ -34,4 +34,9 @@ def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: P
     options = BatchOptions(jobs=jobs or default_jobs(), gradebook=gradebook, force=force, retry_errors=retry_errors,
                            shard=parse_shard(shard) if shard else None, layout=layout, csv=csv_path,
                            feedback=feedback)
-    click.echo(render_summary(run_batch(assignment_named(assignment), submissions, options, sys.stderr)), nl=False)
+    spec = assignment_named(assignment)
+    click.echo(render_summary(run_batch(spec, submissions, options, sys.stderr)), nl=False)
+    if layout == "nbgrader":  # SUBMISSIONS is the course folder: the scores go to its nbgrader gradebook too
+        from autograder.batch.nbgrader_course import render_write_back, write_back
+
+        click.echo(render_write_back(write_back(submissions, spec, gradebook)), nl=False)

@@ -16,4 +16,5 @@ def template(assignment: str) -> None:
     from autograder.util.paths import display_path
 
     folder = generate_template(assignment_named(assignment))
-    click.echo(f"student template written to {display_path(folder)}")
+    click.echo(f"student template written to {display_path(folder)} and {display_path(folder.parent)}/"
+               f"{assignment}.ipynb")

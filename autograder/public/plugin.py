@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 RESULTS_ENV = "GRADER_PUBLIC_RESULTS"
+TASKS_ENV = "GRADER_PUBLIC_TASKS"  # comma-separated task ids: run only their tests (a notebook's per-task check)
 _TASK_MARKER = re.compile(r"""mark\.task\(\s*["']([A-Za-z0-9_]+)["']""")
 _results: list[dict[str, Any]] = []
 _root: list[Path] = []
@@ -18,6 +19,18 @@ _root: list[Path] = []
 
 def pytest_configure(config: pytest.Config) -> None:
     _root.append(Path(str(config.rootpath)))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep only the chosen tasks' tests when ``GRADER_PUBLIC_TASKS`` names some."""
+    chosen = {t for t in os.environ.get(TASKS_ENV, "").split(",") if t}
+    if not chosen:
+        return
+    keep = [i for i in items if (m := i.get_closest_marker("task")) is not None and m.args and m.args[0] in chosen]
+    dropped = [i for i in items if i not in keep]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.errors import GraderError
-from autograder.public.plugin import RESULTS_ENV
+from autograder.public.plugin import RESULTS_ENV, TASKS_ENV
 from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import check_format, load_questions, read_answers
 from autograder.submission.package import find_package
@@ -66,22 +66,28 @@ def locate_work(assignment: Assignment, path: Path | None) -> Path:
     return find_package(default if default.is_dir() else Path.cwd(), assignment)
 
 
-def run_public_tests(assignment: Assignment, package: Path) -> CheckOutcome:
+def run_public_tests(assignment: Assignment, package: Path, tasks: list[str] | None = None,
+                     run_tests: bool = True) -> CheckOutcome:
     """Run the public tests in a separate pytest process against ``package``.
 
     Args:
         assignment: The assignment.
         package: The student's package folder.
+        tasks: Run only these tasks' tests (all when None).
+        run_tests: False checks the quiz answers' format only.
 
     Returns:
         Per-task outcomes and the quiz format check.
     """
     outcome = CheckOutcome(package=package)
+    if not run_tests:
+        _check_quiz(assignment, package, outcome)
+        return outcome
     with tempfile.TemporaryDirectory(prefix="grader-check-") as tmp:
         import_root = _importable_root(assignment, package, Path(tmp))
         results_file = Path(tmp) / "results.json"
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(import_root), str(PACKAGE_ROOT)]),
-                   PYTHONDONTWRITEBYTECODE="1", **{RESULTS_ENV: str(results_file)})
+                   PYTHONDONTWRITEBYTECODE="1", **{RESULTS_ENV: str(results_file), TASKS_ENV: ",".join(tasks or [])})
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "autograder.public.plugin",
                    "--continue-on-collection-errors", "--rootdir", str(assignment.public_tests), "-o", "addopts=",
                    str(assignment.public_tests)]

@@ -156,10 +156,13 @@ def prepare_submission(path: Path, assignment: Assignment, scratch: Path) -> Pre
     """
     if not path.exists():
         raise SubmissionError(f"submission not found: {path}")
-    if path.is_file():
+    from autograder.submission.notebook import is_notebook, use_notebook  # a notebook is extracted (read, never run) into a package
+
+    if path.is_file() and not is_notebook(path):
         if not zipfile.is_zipfile(path):
-            raise SubmissionError(f"{path} is neither a folder nor a zip archive")
+            raise SubmissionError(f"{path} is neither a folder nor a zip archive (nor a .ipynb notebook)")
         path = unpack_zip(path, scratch / "unzipped")
+    path, notebook_notes = use_notebook(path, assignment, scratch)
     source = find_package(path.absolute(), assignment)
     if source.is_symlink():  # e.g. a repository's package folder -> a copy of the reference elsewhere
         raise SubmissionError(f"the {assignment.package}/ package folder is a symbolic link ({source}); submit the "
@@ -183,7 +186,7 @@ def prepare_submission(path: Path, assignment: Assignment, scratch: Path) -> Pre
         else:
             prepared.missing.append(name)
     _use_original_init(prepared, assignment)
-    prepared.ignored.extend(_ignored_files(source, set(assignment.student_files)))
+    prepared.ignored.extend(notebook_notes + _ignored_files(source, set(assignment.student_files)))
     prepared.digest = digest.hexdigest()
     return prepared
 

@@ -40,6 +40,7 @@ def assignment_copy(tmp_path: Path, repo: Path) -> Assignment:
     for part in ("assignments", "reference_solutions", "student_template"):
         shutil.copytree(repo / part / "assignment3", tmp_path / part / "assignment3",
                         ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copyfile(repo / "student_template" / "assignment3.ipynb", tmp_path / "student_template" / "assignment3.ipynb")
     return load_assignment("assignment3", root=tmp_path / "assignments")
 
 
@@ -107,8 +108,8 @@ def test_no_released_file_holds_the_quiz_key(release: Path, assignment3: Assignm
 
 def test_student_release_holds_exactly_what_a_student_needs(release: Path, assignment3: Assignment) -> None:
     student = release / "assignment3-student"
-    assert sorted(p.name for p in student.iterdir()) == ["README.md", "assignment3", "assignments", "autograder",
-                                                         "pyproject.toml"]
+    assert sorted(p.name for p in student.iterdir()) == ["README.md", "assignment3", "assignment3.ipynb",
+                                                         "assignments", "autograder", "pyproject.toml"]
     assert sorted(p.name for p in (student / "assignments").iterdir()) == ["assignment3"]
     assignment_dir = student / "assignments" / "assignment3"
     assert sorted(p.name for p in assignment_dir.iterdir()) == ["STUDENT_README.md", "assignment.toml",

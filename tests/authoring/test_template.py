@@ -42,6 +42,7 @@ def assignment_copy(tmp_path: Path, repo: Path) -> Assignment:
     for part in ("assignments", "reference_solutions", "student_template"):
         shutil.copytree(repo / part / "assignment3", tmp_path / part / "assignment3",
                         ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copyfile(repo / "student_template" / "assignment3.ipynb", tmp_path / "student_template" / "assignment3.ipynb")
     return load_assignment("assignment3", root=tmp_path / "assignments")
 
 

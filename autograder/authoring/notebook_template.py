@@ -1,0 +1,271 @@
+"""Generate the student notebook from the same single source as the package template (never edited by hand)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Any
+
+from autograder.spec.assignment import Assignment
+from autograder.submission.notebook import ANSWERS_NAME, parse_layout
+from autograder.spec.quiz import load_questions
+from autograder.authoring.template import STUDENT_README, TemplateError, render_template
+from autograder.util.paths import display_path
+
+_ITEM = re.compile(r"^\d+\.\s", re.MULTILINE)
+_TICKED = re.compile(r"`([^`]+)`")
+SETUP_DEPENDENCIES = ("torch", "numpy", "click", "safetensors", "pytest")
+
+GRADING_NOTE = """## How this notebook is graded
+
+This notebook is generated from the same source as the `{package}/` package; you may work in either. Write
+each function and class in its cell below (the README's file names are the sections of this notebook).
+
+* The grader **reads** your saved notebook from top to bottom and **never runs it**. It keeps your imports,
+  functions, classes and constants (`UPPER_CASE = ...` or a plain literal) and leaves out every other top-level
+  statement: prints, plots, experiments and training runs cost nothing, so try things out freely. Anything
+  your functions need must be a definition, not the result of running a cell.
+* A later definition of a name replaces an earlier one, as in the kernel. Do not rename anything.
+* A cell with a syntax error costs the definitions in that cell only. `%magics` and `!shell` lines are ignored.
+* Each task ends with a cell that runs that task's public tests on your definitions
+  (`check_notebook(...)`). Passing them does not guarantee full marks: hidden tests run at grading time.
+* The quiz answers go in the `{answers}` dict near the end.
+* Submit this `.ipynb` file.
+"""
+
+SETUP_CELL = '''# Setup: run this cell first. It makes the checker importable, installing with pip only what is missing.
+import importlib.util
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+RELEASE = "{release}"  # the student release: a folder or a .zip beside this notebook (on Colab, upload it)
+if importlib.util.find_spec("autograder") is None:
+    places = [Path.cwd(), Path.cwd().parent]
+    folders = [p / RELEASE for p in places if (p / RELEASE / "autograder").is_dir()]
+    archives = [p / f"{{RELEASE}}.zip" for p in places if (p / f"{{RELEASE}}.zip").is_file()]
+    if not folders and archives:
+        with zipfile.ZipFile(archives[0]) as bundle:
+            bundle.extractall(archives[0].parent)
+        folders = [archives[0].parent / RELEASE]
+    if not folders:
+        raise FileNotFoundError(f"The checker is not installed and neither {{RELEASE}}/ nor {{RELEASE}}.zip is "
+                                f"beside this notebook: put the student release there and run this cell again.")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "-e", str(folders[0])])
+    sys.path.insert(0, str(folders[0].resolve()))  # this kernel started before the install
+missing = [name for name in {dependencies!r} if importlib.util.find_spec(name) is None]
+if missing:  # Colab and course images have most of these; nothing present is ever reinstalled
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", *missing], check=True)
+
+from autograder.submission.notebook import check_notebook'''
+
+
+def notebook_path(assignment: Assignment) -> Path:
+    """Where the student notebook lives: beside the template package, ``student_template/<name>.ipynb``."""
+    return assignment.template.parent / f"{assignment.name}.ipynb"
+
+
+def render_notebook(assignment: Assignment, template: dict[str, bytes] | None = None) -> str:
+    """The student notebook's text (nbformat 4 JSON), built from the template's files and the student README.
+
+    Args:
+        assignment: The assignment.
+        template: The template's files (from render_template); generated when None.
+
+    Raises:
+        TemplateError: If nbformat is missing or a template module does not parse.
+    """
+    try:
+        import nbformat
+    except ImportError:
+        raise TemplateError("generating the student notebook needs nbformat: pip install -e '.[instructor]'") from None
+    template = template if template is not None else render_template(assignment)
+    builder = _Builder(nbformat)
+    sections = _readme_sections(assignment)
+    items, leftover = _order_items(assignment, sections.pop("order", ""))
+    builder.markdown(sections.pop("intro", f"# {assignment.title}"), "intro")
+    builder.markdown(GRADING_NOTE.format(package=assignment.package, answers=ANSWERS_NAME), "grading")
+    builder.code(SETUP_CELL.format(release=f"{assignment.name}-student", dependencies=SETUP_DEPENDENCIES), "setup")
+    for title, text in sections.pop("other", []):
+        builder.markdown(text, _slug(title))
+    if leftover:
+        builder.markdown(leftover, "order")
+    _task_cells(builder, assignment, template, items)
+    _quiz_cells(builder, assignment, sections.pop("quiz", ""))
+    builder.markdown("## Before you submit\n\nSave the notebook, then check every task at once:", "final")
+    builder.code(f'from autograder.submission.notebook import check_notebook\n\ncheck_notebook("{assignment.name}");', "check-all")
+    return nbformat.writes(builder.notebook())
+
+
+class _Builder:
+    """Cells with stable ids (from their position and role), so generating twice gives the same bytes."""
+
+    def __init__(self, nbformat: Any) -> None:
+        self.nbformat = nbformat
+        self.cells: list[Any] = []
+
+    def _id(self, role: str) -> str:
+        return f"c{len(self.cells) + 1:03d}-{role}"[:64]
+
+    def markdown(self, text: str, role: str) -> None:
+        self.cells.append(self.nbformat.v4.new_markdown_cell(text.strip("\n"), id=self._id(role)))
+
+    def code(self, text: str, role: str) -> None:
+        self.cells.append(self.nbformat.v4.new_code_cell(text.strip("\n"), id=self._id(role)))
+
+    def notebook(self) -> Any:
+        notebook = self.nbformat.v4.new_notebook(cells=self.cells)
+        notebook.metadata = {"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"},
+                             "language_info": {"name": "python"}}
+        self.nbformat.validate(notebook)
+        return notebook
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "section"
+
+
+def _readme_sections(assignment: Assignment) -> dict[str, Any]:
+    """The student README split by ``## `` headings: the intro, the order of work, the quiz, the others (the
+    section on ``grader check`` is left out: the notebook's check cells replace it)."""
+    path = assignment.root / STUDENT_README
+    text = path.read_text(encoding="utf-8") if path.is_file() else f"# {assignment.title}\n"
+    parts = re.split(r"^(?=## )", text, flags=re.MULTILINE)
+    sections: dict[str, Any] = {"intro": parts[0], "other": []}
+    for part in parts[1:]:
+        title = part.split("\n", 1)[0][3:].strip()
+        lowered = title.lower()
+        if "order" in lowered:
+            sections["order"] = part
+        elif "check" in lowered:
+            continue
+        elif "quiz" in lowered:
+            sections["quiz"] = part
+        else:
+            sections["other"].append((title, part))
+    return sections
+
+
+def _order_items(assignment: Assignment, section: str) -> tuple[dict[str, list[str]], str]:
+    """The order-of-work list items by task: an item goes to the task whose function (or module file) it
+    names first in backticks. Returns the items by task id and the rest of the section (intro, outro)."""
+    if not section:
+        return {}, ""
+    starts = [m.start() for m in _ITEM.finditer(section)]
+    if not starts:
+        return {}, section
+    by_name = {q.split(".", 1)[1]: t.id for t in assignment.tasks for q in t.functions}
+    first_of_module: dict[str, str] = {}
+    for task in assignment.tasks:
+        for module in task.modules:
+            first_of_module.setdefault(f"{module}.py", task.id)
+    by_task: dict[str, list[str]] = {}
+    rest = [section[: starts[0]]]
+    ends = starts[1:] + [len(section)]
+    for start, end in zip(starts, ends):
+        item = section[start:end]
+        body, tail = _split_tail(item) if end == len(section) else (item, "")
+        task = next((by_name.get(t, first_of_module.get(t)) for t in _TICKED.findall(body)
+                     if t in by_name or t in first_of_module), None)
+        if task is None:
+            rest.append(body)
+        else:
+            by_task.setdefault(task, []).append(_ITEM.sub("", body.strip(), count=1))
+        if tail:
+            rest.append(tail)
+    return by_task, "".join(rest).strip() + "\n"
+
+
+def _split_tail(item: str) -> tuple[str, str]:
+    """The last list item, and the paragraph after it (an unindented line after a blank line)."""
+    match = re.search(r"\n\s*\n(?=\S)", item)
+    return (item[: match.start()] + "\n", item[match.end():]) if match else (item, "")
+
+
+def _task_cells(builder: _Builder, assignment: Assignment, template: dict[str, bytes],
+                items: dict[str, list[str]]) -> None:
+    layouts = {m: parse_layout(m, template[f"{m}.py"].decode("utf-8")) for m in assignment.modules
+               if f"{m}.py" in template}
+    owned = {q.split(".", 1)[1] for t in assignment.tasks for q in t.functions}
+    started: set[str] = set()
+    for task in assignment.tasks:
+        for module in task.modules:
+            if module not in started and module in layouts:
+                started.add(module)
+                _module_cells(builder, layouts[module], owned)
+        builder.markdown(f"### Task `{task.id}`: {task.title} ({task.points:g} points)\n\n"
+                         + "\n\n".join(items.get(task.id, [])), f"task-{task.id}")
+        for qualified in task.functions:
+            module, _, name = qualified.partition(".")
+            text = _definition_text(layouts.get(module), name)
+            if text:
+                builder.code(text, f"{task.id}-{name}")
+        builder.code(f'from autograder.submission.notebook import check_notebook\n\n'
+                     f'check_notebook("{assignment.name}", task="{task.id}");', f"check-{task.id}")
+
+
+def _module_cells(builder: _Builder, layout: Any, owned: set[str]) -> None:
+    """A module's heading, then one cell with its imports and constants, then its other (non-task) definitions."""
+    doc = ast.literal_eval(layout.docstring) if layout.docstring else ""
+    builder.markdown(f"## `{layout.name}.py`\n\n{doc.strip()}", f"module-{layout.name}")
+    imports = [line for line in layout.imports if not line.startswith("from .")]
+    relative = [line for line in layout.imports if line.startswith("from .")]
+    if relative:
+        names = ", ".join(n.strip() for line in relative for n in line.split(" import ", 1)[1].split(","))
+        imports.append(f"# The package's {layout.name}.py imports {names} from its other modules; here they are "
+                       f"the definitions above.")
+    constants = [text for names, node, text in layout.items
+                 if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    builder.code("\n".join(imports) + ("\n\n" + "\n".join(constants) if constants else ""), f"setup-{layout.name}")
+    for names, node, text in layout.items:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and names[0] not in owned:
+            builder.code(text, f"helper-{names[0]}")
+
+
+def _definition_text(layout: Any, name: str) -> str:
+    if layout is None:
+        return ""
+    return next((text for names, _, text in layout.items if name in names), "")
+
+
+def _quiz_cells(builder: _Builder, assignment: Assignment, section: str) -> None:
+    quiz = assignment.quiz
+    if quiz is None:
+        return
+    questions = load_questions(quiz)
+    lines = [f"## {quiz.title} ({quiz.points:g} points)", "",
+             (f"Write one letter between the quotes of each answer in `{ANSWERS_NAME}` below. An empty answer earns "
+              f"nothing; the check cell only checks the format."), ""]
+    for question in questions:
+        lines.append(f"**{question.id}.** {' '.join(question.text.split())}")
+        lines.append("")
+        lines += [f"* {letter}) {' '.join(option.split())}" for letter, option in sorted(question.options.items())]
+        lines.append("")
+    builder.markdown("\n".join(lines), "quiz")
+    body = "\n".join(f'    "{q.id}": "",' for q in questions)
+    builder.code(f"{ANSWERS_NAME} = {{\n{body}\n}}", "answers")
+    builder.code(f'from autograder.submission.notebook import check_notebook\n\n'
+                 f'check_notebook("{assignment.name}", task="{quiz.task_id}");', "check-quiz")
+
+
+def notebook_drift(assignment: Assignment, template: dict[str, bytes] | None = None,
+                   path: Path | None = None) -> list[str]:
+    """One line if the committed student notebook (default: notebook_path) is missing or differs from a fresh
+    generation."""
+    path = path or notebook_path(assignment)
+    if not path.is_file():
+        return [f"{display_path(path)} is missing"]
+    if path.read_text(encoding="utf-8") != render_notebook(assignment, template):
+        return [f"{display_path(path)} differs from a fresh generation"]
+    return []
+
+
+def write_notebook(assignment: Assignment, template: dict[str, bytes] | None = None,
+                   path: Path | None = None) -> Path:
+    """Write the student notebook (default: notebook_path)."""
+    path = path or notebook_path(assignment)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_notebook(assignment, template), encoding="utf-8")
+    return path
