@@ -329,7 +329,8 @@ def test_gradebook_and_report_commands(tmp_path: Path) -> None:
                                     "--feedback", str(tmp_path / "fb")])
     assert exported.exit_code == 0, exported.output
     assert (tmp_path / "g.csv").read_text().splitlines() == [
-        "student,scale,total,max_score,status", "'=cmd,0,0,1,graded", "bob,1,1,1,graded"]
+        "student,scale,raw_score,submitted_at,lateness,penalty,total,max_score,status",
+        "'=cmd,0,0,,,0%,0,1,graded", "bob,1,1,,,0%,1,1,graded"]
     assert "Hint: multiply, do not add" in (tmp_path / "fb" / "_cmd.md").read_text()
     reported = runner.invoke(main, ["report", str(tmp_path / "all.db"), "--out", str(tmp_path / "r"), "--no-figure"])
     assert reported.exit_code == 0 and (tmp_path / "r" / "class_report.md").is_file()

@@ -24,14 +24,17 @@ def task_columns(rows: list[SubmissionRow]) -> list[str]:
 
 
 def gradebook_csv(rows: list[SubmissionRow]) -> str:
-    """One line per student: id, per-task scores, total, max, status; no cell can start a spreadsheet formula."""
+    """One line per student: id, per-task (raw) scores, raw total, submission time, lateness, penalty, final total,
+    max, status; no cell can start a spreadsheet formula."""
     columns = task_columns(rows)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([csv_safe(c) for c in ["student", *columns, "total", "max_score", "status"]])
+    writer.writerow([csv_safe(c) for c in ["student", *columns, "raw_score", "submitted_at", "lateness", "penalty",
+                                           "total", "max_score", "status"]])
     for row in rows:
         scores = {t["task"]: t["score"] for t in row.tasks}
-        cells = [row.student, *(_number(scores.get(c)) for c in columns), _number(row.score),
+        cells = [row.student, *(_number(scores.get(c)) for c in columns), _number(row.raw),
+                 row.submitted_at or "", row.late_note, f"{row.penalty * 100:g}%", _number(row.score),
                  _number(row.max_score), row.status]
         writer.writerow([csv_safe(cell) for cell in cells])
     return buffer.getvalue()
