@@ -1,4 +1,4 @@
-"""TODO docstring for gradebook.export"""
+"""Exports of a gradebook: the class CSV, LMS import files and per-student feedback."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from autograder.errors import GraderError
 from autograder.gradebook.store import Gradebook, SubmissionRow
-from autograder.reports.feedback import render_feedback
+from autograder.reports.feedback import render_feedback, render_feedback_html
 from autograder.util.atomic import write_atomic
 from autograder.util.safety import csv_safe
 
@@ -61,7 +61,7 @@ def feedback_filename(student: str) -> str:
 
 
 def export_feedback(book: Gradebook, assignment: str, folder: Path) -> int:
-    """Write one markdown feedback file per student of an assignment; return how many were written.
+    """Write one markdown and one HTML feedback file per student of an assignment; return how many students.
 
     Raises:
         GraderError: If two student ids map to the same file name.
@@ -74,5 +74,7 @@ def export_feedback(book: Gradebook, assignment: str, folder: Path) -> int:
             raise GraderError(f"students {names[name]!r} and {row.student!r} would share feedback file {name}")
         names[name] = row.student
     for row in rows:
-        write_atomic(Path(folder) / feedback_filename(row.student), render_feedback(row))
+        name = feedback_filename(row.student)
+        write_atomic(Path(folder) / name, render_feedback(row))
+        write_atomic(Path(folder) / (name[:-3] + ".html"), render_feedback_html(row))
     return len(rows)

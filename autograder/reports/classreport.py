@@ -175,7 +175,7 @@ def render_figure(stats: ClassStats, path: Path) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise GraderError("the figure needs matplotlib: pip install 'transformer-autograder[instructor]'") from None
-    figure, axes = plt.subplots(2, 2, figsize=(14, 9))
+    figure, axes = plt.subplots(2, 2, figsize=(14, 9), layout="constrained")
     _plot_histogram(axes[0][0], stats)
     _plot_tasks(axes[0][1], stats)
     _plot_bars(axes[1][0], [(f"{t}: {h}", n) for t, h, n in stats.hints], "most frequent diagnosed mistakes",
@@ -183,10 +183,9 @@ def render_figure(stats: ClassStats, path: Path) -> None:
     _plot_bars(axes[1][1], [(s, sec) for s, sec, _, _ in stats.slowest], "slowest submissions", "seconds",
                "nothing graded yet")
     figure.suptitle(f"{stats.assignment}: {stats.students} students")
-    figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.tmp")
-    figure.savefig(temporary, dpi=100, format="png")
+    figure.savefig(temporary, dpi=100, format="png", bbox_inches="tight", pad_inches=0.15)  # no empty margins
     plt.close(figure)
     temporary.replace(path)
 
@@ -198,6 +197,7 @@ def _plot_histogram(axis: Any, stats: ClassStats) -> None:
     axis.set_xticks(range(HISTOGRAM_BINS), labels)
     axis.set_xlabel(f"score (% of {stats.max_score:g}, bin start)")
     axis.set_ylabel("students")
+    _integer_ticks(axis.yaxis)
     axis.set_title("score histogram")
 
 
@@ -208,8 +208,10 @@ def _plot_tasks(axis: Any, stats: ClassStats) -> None:
     axis.barh(names, [t.mean / t.max_score * 100 if t.max_score else 0 for t in stats.tasks][::-1],
               color="none", edgecolor="black", label="mean score (% of points)")
     axis.set_xlim(0, 100)
+    axis.set_xlabel("% of students (filled) / mean % of points (outline)")
     axis.set_title("per-task pass rate")
-    axis.legend(loc="lower right", fontsize="small")
+    # Below the panel, never over the bars.
+    axis.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize="small", frameon=False)
 
 
 def _plot_bars(axis: Any, items: list[tuple[str, float]], title: str, unit: str, empty: str) -> None:
@@ -222,6 +224,15 @@ def _plot_bars(axis: Any, items: list[tuple[str, float]], title: str, unit: str,
     axis.barh(range(len(items)), [value for _, value in items][::-1], color="#c44e52")
     axis.set_yticks(range(len(items)), labels, fontsize="small")
     axis.set_xlabel(unit)
+    if unit == "students":
+        _integer_ticks(axis.xaxis)
+
+
+def _integer_ticks(axis: Any) -> None:
+    """Whole-number ticks on an axis that counts students."""
+    from matplotlib.ticker import MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(integer=True))
 
 
 def write_class_report(gradebook: Path, out: Path, assignment: str | None = None,

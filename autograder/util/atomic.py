@@ -1,4 +1,4 @@
-"""TODO docstring for util.atomic"""
+"""Atomic file writes: readers see the old file or the whole new one, never half of it."""
 
 from __future__ import annotations
 
@@ -7,8 +7,14 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write a file so that readers see either the old content or the whole new content."""
+def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
+    """Write a file so that readers see either the old content or the whole new content.
+
+    Args:
+        path: The file.
+        text: Its new content.
+        mode: Its permissions (mkstemp's temporary file is private; reports and feedback are handed out).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -16,6 +22,7 @@ def write_atomic(path: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+            os.fchmod(handle.fileno(), mode)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
