@@ -10,8 +10,8 @@ from autograder.gradebook.store import ERROR, SubmissionRow
 
 # Characters that start markdown syntax (emphasis, code, links, raw HTML, entities, table cells) inside a line;
 # everything else, e.g. the ">" of "(j > i)", is shown as it is.
-_MARKDOWN_ACTIVE = re.compile(r"([\\`*_\[\]<&|~])")
-_LINE_START = re.compile(r"^(\s*)([#>+=-]|\d+[.)])")
+_MARKDOWN_ACTIVE = re.compile(r"([\\`*\[\]<&|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+_LINE_START = re.compile(r"^(\s*)(>|(?:[#+-]|\d+[.)])(?=\s|$))")
 # An absolute path of the grading machine (e.g. the class folder); feedback names only its last part.
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.~:/])(?:/[^\s/'\"():,;]+)+/([^\s/'\"():,;]+)")
 
@@ -21,10 +21,20 @@ def without_paths(text: str) -> str:
     return _ABSOLUTE_PATH.sub(r"\1", text)
 
 
-def _text(value: Any) -> str:
+def markdown_text(value: Any) -> str:
     """Report text made inert in markdown without HTML escapes: one line, markdown-active characters escaped."""
     text = without_paths(" ".join(str(value).split()))
     return _LINE_START.sub(r"\1\\\2", _MARKDOWN_ACTIVE.sub(r"\\\1", text))
+
+
+_text = markdown_text
+
+
+def code_span(value: Any) -> str:
+    """Text as an inline code span (shown literally; backticks inside get a longer fence)."""
+    text = " ".join(str(value).split())
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}" if text.startswith("`") or text.endswith("`") else f"{fence}{text}{fence}"
 
 
 def _fence(text: str) -> str:
