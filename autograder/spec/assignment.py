@@ -35,6 +35,7 @@ class Task:
             a mutation edits its files.
         assets: Files of ``hidden/assets/`` its checks read through ``ctx.assets``.
         visibility: When Gradescope shows the task's test to the student (one of ``VISIBILITIES``).
+        check_visibility: ``(check name, visibility)`` pairs for checks shown at another time than their task.
     """
 
     id: str
@@ -47,6 +48,7 @@ class Task:
     slow: bool = False
     assets: tuple[str, ...] = ()
     visibility: str = "visible"
+    check_visibility: tuple[tuple[str, str], ...] = ()
 
     @property
     def modules(self) -> tuple[str, ...]:
@@ -234,6 +236,7 @@ def _build_task(folder: Path, raw: dict) -> Task:
         slow=bool(raw.get("slow", False)),
         assets=tuple(raw.get("assets", ())),
         visibility=str(raw.get("visibility", "visible")),
+        check_visibility=tuple((str(k), str(v)) for k, v in raw.get("check_visibility", {}).items()),
     )
 
 
@@ -254,7 +257,9 @@ def _validate(assignment: Assignment) -> None:
         raise ValueError(f"quiz feedback must be one of {', '.join(QUIZ_FEEDBACK)}, not {assignment.quiz.feedback!r}")
     for where, value in [("[gradescope] visibility", assignment.visibility),
                          ("[gradescope] stdout_visibility", assignment.stdout_visibility),
-                         *((f"task {t.id!r} visibility", t.visibility) for t in assignment.tasks)]:
+                         *((f"task {t.id!r} visibility", t.visibility) for t in assignment.tasks),
+                         *((f"task {t.id!r} check_visibility {name!r}", value) for t in assignment.tasks
+                           for name, value in t.check_visibility)]:
         if value not in VISIBILITIES:
             raise ValueError(f"{where} must be one of {', '.join(VISIBILITIES)}, not {value!r}")
     if assignment.late.rate and assignment.due is None:
