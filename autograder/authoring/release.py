@@ -165,6 +165,8 @@ def write_student_grader(destination: Path) -> None:
         relative = path.relative_to(PACKAGE_DIR)
         if relative.parts[0] != "cli" or relative.stem in _STUDENT_CLI:
             _write(package / relative, path.read_bytes())
+    main = Path("cli") / "__main__.py"  # `python -m autograder.cli`, which nothing imports
+    _write(package / main, (PACKAGE_DIR / main).read_bytes())
     _write(destination / "pyproject.toml", _student_pyproject())
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,10 +83,31 @@ def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
     return body
 
 
-def _definitions(tree: ast.Module, names: set[str]) -> list[ast.stmt]:
-    """The top-level functions and classes named ``names`` (in source order)."""
-    return [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-            and node.name in names]
+def definition_tokens(source: str) -> dict[str, list[str]]:
+    """Each top-level function's or class's normalised tokens, by name (empty when the source does not parse).
+
+    Each definition is canonicalised on its own, so a task's code does not depend on what else the module holds.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    return {node.name: _tokens(_Canon().visit(node)) for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+
+
+def task_tokens(modules: dict[str, dict[str, list[str]]], functions: tuple[str, ...]) -> list[str] | None:
+    """A task's tokens: its functions' tokens in declaration order, or None when none of them is defined.
+
+    Args:
+        modules: Module name (without ``.py``) to :func:`definition_tokens` of its source.
+        functions: The task's qualified names (``module.name``).
+    """
+    tokens: list[str] = []
+    for qualified in functions:
+        module, _, name = qualified.partition(".")
+        tokens += modules.get(module, {}).get(name, [])
+    return tokens or None
 
 
 def normalise(sources: dict[str, str], functions: tuple[str, ...]) -> list[str] | None:
@@ -100,39 +120,50 @@ def normalise(sources: dict[str, str], functions: tuple[str, ...]) -> list[str] 
     Returns:
         The tokens, or None when none of the task's functions can be found or parsed.
     """
-    wanted: dict[str, set[str]] = {}
-    for qualified in functions:
-        module, _, name = qualified.partition(".")
-        wanted.setdefault(module, set()).add(name)
-    canon, tokens = _Canon(), []
-    for module, names in wanted.items():
-        try:
-            tree = ast.parse(sources.get(f"{module}.py", ""))
-        except (SyntaxError, ValueError):
-            continue
-        for node in _definitions(tree, names):
-            tokens += _tokens(canon.visit(node))
-    return tokens or None
+    return task_tokens(_parsed(sources), functions)
+
+
+def _parsed(sources: dict[str, str]) -> dict[str, dict[str, list[str]]]:
+    return {name[:-3]: definition_tokens(text) for name, text in sources.items() if name.endswith(".py")}
 
 
 def _tokens(node: ast.AST) -> list[str]:
-    """A flat sequence: node types, canonical names, attribute names and operators, in tree order."""
-    out = []
-    for child in ast.walk(node):
+    """A flat sequence: node types, canonical names, attribute names and operators, depth first (a statement's
+    tokens stay together, so one added statement changes one stretch of the sequence)."""
+    out: list[str] = []
+    stack = [node]
+    while stack:
+        child = stack.pop()
         out.append(type(child).__name__)
         for attribute in ("id", "arg", "attr", "name", "value"):
             value = getattr(child, attribute, None)
             if isinstance(value, str):
                 out.append(value)
+        stack.extend(reversed(list(ast.iter_child_nodes(child))))
     return out
 
 
-def similarity(a: list[str], b: list[str]) -> float:
-    """Token-sequence similarity in [0, 1] (difflib's ratio: twice the matched tokens over all tokens)."""
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    if matcher.real_quick_ratio() < THRESHOLD or matcher.quick_ratio() < THRESHOLD:
-        return matcher.quick_ratio()  # an upper bound below the threshold: not worth the full comparison
-    return matcher.ratio()
+SHINGLE = 4  # tokens per n-gram: long enough to keep local order, short enough that one edit touches few
+
+
+def shingles(tokens: list[str]) -> frozenset[int]:
+    """The hashed n-grams of a token sequence (the whole sequence when it is shorter than one n-gram)."""
+    if len(tokens) <= SHINGLE:
+        return frozenset([hash(tuple(tokens))])
+    return frozenset(hash(tuple(tokens[i:i + SHINGLE])) for i in range(len(tokens) - SHINGLE + 1))
+
+
+def similarity(a: list[str] | frozenset[int], b: list[str] | frozenset[int]) -> float:
+    """Token-sequence similarity in [0, 1]: the Dice coefficient of the sequences' n-grams (1.0: the same n-grams).
+
+    N-gram sets compare in C in microseconds, so a class of hundreds compares every pair in seconds; an edit
+    changes at most ``SHINGLE`` n-grams, so near copies stay near.
+    """
+    first = a if isinstance(a, frozenset) else shingles(a)
+    second = b if isinstance(b, frozenset) else shingles(b)
+    if not first or not second:
+        return 0.0
+    return 2 * len(first & second) / (len(first) + len(second))
 
 
 def similar_groups(sources: dict[str, dict[str, str]], tasks: dict[str, tuple[str, ...]],
@@ -151,11 +182,13 @@ def similar_groups(sources: dict[str, dict[str, str]], tasks: dict[str, tuple[st
         The groups, per task in the given order, largest first.
     """
     groups = []
+    parsed = {student: _parsed(files) for student, files in sources.items()}  # each file parsed once
+    stubs = _parsed(template)
     for task, functions in tasks.items():
-        stub = normalise(template, functions)
+        stub = task_tokens(stubs, functions)
         code = {}
-        for student, files in sources.items():
-            tokens = normalise(files, functions)
+        for student, modules in parsed.items():
+            tokens = task_tokens(modules, functions)
             if tokens is not None and tokens != stub and len(tokens) >= min_tokens:
                 code[student] = tokens
         groups += _cluster(task, code, threshold)
@@ -172,10 +205,15 @@ def _cluster(task: str, code: dict[str, list[str]], threshold: float) -> list[Si
             s = parent[s]
         return s
 
+    grams = {s: shingles(code[s]) for s in students}
+    sizes = {s: len(grams[s]) for s in students}
     scores: dict[tuple[str, str], float] = {}
     for i, a in enumerate(students):
         for b in students[i + 1:]:
-            score = 1.0 if code[a] == code[b] else similarity(code[a], code[b])
+            small, large = sorted((sizes[a], sizes[b]))
+            if 2 * small / (small + large) < threshold:  # the best Dice these sizes allow is below the threshold
+                continue
+            score = 1.0 if code[a] == code[b] else similarity(grams[a], grams[b])
             if score >= threshold:
                 scores[(a, b)] = score
                 parent[root(b)] = root(a)

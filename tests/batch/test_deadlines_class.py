@@ -93,6 +93,10 @@ def test_a_small_class_with_a_deadline(tmp_path: Path) -> None:
     late_line = next(line for line in lines if line.startswith("late,"))
     assert late_line.startswith("late,100,100,2026-12-03T19:00:00+00:00,") and late_line.endswith(",20%,80,100,graded")
 
+    with Gradebook(db, readonly=True) as book:  # kept for the similarity review
+        assert sorted(book.sources("mini")) == ["extended", "late", "ontime", "untimed"]
+        assert "def scale" in book.sources("mini")["late"]["ops.py"]
+
     # An unchanged rerun without the deadline restores the raw score; the grading itself is not repeated.
     again = grade_all(load_assignment("mini", root=ASSIGNMENTS), subs,
                       BatchOptions(jobs=1, gradebook=db, grader_factory=hundred_factory))

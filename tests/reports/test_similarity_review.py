@@ -154,3 +154,24 @@ def test_report_command_without_the_manifest_says_what_it_needs(tmp_path: Path) 
     result = CliRunner().invoke(main, ["report", str(db), "--out", str(tmp_path / "r"), "--no-figure"])
     assert result.exit_code == 0, result.output
     assert "needs the assignment's manifest" in (tmp_path / "r" / "class_report.md").read_text()
+
+
+def test_figure_counts_are_integers_and_the_legend_is_off_the_bars() -> None:
+    matplotlib = __import__("pytest").importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from autograder.reports.classreport import ClassStats, TaskStats, _plot_bars, _plot_histogram, _plot_tasks
+
+    stats = ClassStats("mini", students=3, max_score=5.0, scores=[1.0, 3.0, 3.0],
+                       tasks=[TaskStats("scale", "Scale", 2.0, 3, 2, 0, 4.0)])
+    figure, axes = plt.subplots(1, 3, layout="constrained")
+    _plot_histogram(axes[0], stats)
+    _plot_tasks(axes[1], stats)
+    _plot_bars(axes[2], [("scale: hint", 2), ("rows: hint", 1)], "mistakes", "students", "none")
+    figure.canvas.draw()
+    assert all(float(t).is_integer() for t in axes[0].get_yticks())
+    assert all(float(t).is_integer() for t in axes[2].get_xticks())
+    legend = axes[1].get_legend().get_window_extent()
+    assert legend.y1 <= axes[1].get_window_extent().y0  # below the panel, not over the bars
+    plt.close(figure)
