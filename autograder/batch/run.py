@@ -91,6 +91,7 @@ class BatchSummary:
     wall_seconds: float = 0.0
     rows: list[SubmissionRow] = field(default_factory=list)
     late: dict[str, Lateness] = field(default_factory=dict)
+    unknown: list[str] = field(default_factory=list)
     csv_rows: int | None = None
     feedback_files: int | None = None
 
@@ -134,7 +135,7 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
     summary = BatchSummary(assignment.name, Path(submissions), Path(options.gradebook), options.jobs,
                            selected=[e.student for e in entries], ignored=ignored)
     fingerprint = assignment_fingerprint(assignment)
-    summary.late = _lateness(assignment, Path(submissions), entries, options)
+    summary.late = _lateness(assignment, Path(submissions), entries, options, summary)
     files: dict[str, dict[str, str]] = {}
     with Gradebook(Path(options.gradebook)) as book:
         jobs = _plan(book, assignment, fingerprint, entries, options, summary, files)
@@ -174,9 +175,11 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
     return summary
 
 
-def _lateness(assignment: Assignment, root: Path, entries: list[Entry],
-              options: BatchOptions) -> dict[str, Lateness]:
+def _lateness(assignment: Assignment, root: Path, entries: list[Entry], options: BatchOptions,
+              summary: BatchSummary) -> dict[str, Lateness]:
     """Each student's lateness: their deadline (with any extension) against their submission time.
+
+    Students of the extensions or timestamps file who are not in this batch are listed in the summary.
 
     Raises:
         GraderError: If the extensions or timestamps file cannot be read.
@@ -185,6 +188,9 @@ def _lateness(assignment: Assignment, root: Path, entries: list[Entry],
     policy = options.late or assignment.late
     extended = read_extensions_csv(options.extensions, due) if options.extensions else {}
     given = read_timestamps_csv(options.timestamps) if options.timestamps else {}
+    if not options.shard:  # a shard holds part of the class: the others are not unknown
+        known = {e.student for e in entries}
+        summary.unknown = sorted((set(extended) | set(given)) - known)
     layout = options.layout
     if layout == "auto":
         layout = "gradescope" if (root / GRADESCOPE_METADATA).is_file() else "plain"
@@ -275,7 +281,12 @@ def _late_lines(summary: BatchSummary) -> list[str]:
     untimed = [s for s, x in summary.late.items() if x.submitted_at is None]
     on_time = len(summary.late) - len(late) - len(untimed)
     line = f"  deadline         {on_time} on time or within grace, {len(late)} late (penalised)"
-    return [line + (f", {len(untimed)} {NO_TIME} (no penalty)" if untimed else "")]
+    lines = [line + (f", {len(untimed)} {NO_TIME} (no penalty)" if untimed else "")]
+    if summary.unknown:
+        shown = ", ".join(summary.unknown[:10]) + (" ..." if len(summary.unknown) > 10 else "")
+        lines.append(f"  not in this class: {len(summary.unknown)} students of the extensions or timestamps "
+                     f"file ({shown})")
+    return lines
 
 
 def _task_table(rows: list[SubmissionRow]) -> list[str]:

@@ -70,7 +70,7 @@ def small_class(tmp_path: Path) -> tuple[Path, Path, Path]:
                       "late,2026-12-03T20:00:00+01:00\n"
                       "extended,2026-12-03T20:00:00+01:00\n")
     extensions = tmp_path / "ext.csv"
-    extensions.write_text("student,extra_days\nextended,3\n")
+    extensions.write_text("student,extra_days\nextended,3\nghost,1\n")
     return subs, stamps, extensions
 
 
@@ -88,6 +88,7 @@ def test_a_small_class_with_a_deadline(tmp_path: Path) -> None:
     assert final["untimed"] == (100.0, 100.0, "no time recorded")
     assert "deadline         2 on time or within grace, 1 late (penalised), 1 no time recorded" \
         in render_summary(summary)
+    assert "not in this class: 1 students of the extensions or timestamps file (ghost)" in render_summary(summary)
     lines = (tmp_path / "class.csv").read_text().splitlines()
     assert lines[0] == "student,scale,raw_score,submitted_at,lateness,penalty,total,max_score,status"
     late_line = next(line for line in lines if line.startswith("late,"))
@@ -210,3 +211,16 @@ def test_a_schema_1_gradebook_opens_and_migrates(tmp_path: Path) -> None:
         assert (row.raw_score, row.score, [t["task"] for t in row.tasks]) == (3.0, 3.0, ["scale", "row_sums"])
     with Gradebook(db, readonly=True) as book:
         assert book.version == "2"
+
+
+def test_a_schema_1_gradebook_merges_into_a_new_one(tmp_path: Path) -> None:
+    from autograder.gradebook.merge import merge_gradebooks
+
+    old = tmp_path / "old.db"
+    with sqlite3.connect(old) as connection:
+        connection.executescript(Path(__file__).with_name("schema1_gradebook.sql").read_text())
+    summary = merge_gradebooks(tmp_path / "new.db", [old])
+    assert (summary.added, summary.students) == (1, 1)
+    with Gradebook(tmp_path / "new.db", readonly=True) as book:
+        (row,) = book.current("mini")
+        assert (book.version, row.raw_score, row.score, len(row.tasks)) == ("2", 3.0, 3.0, 2)
