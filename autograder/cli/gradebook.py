@@ -56,6 +56,8 @@ def gradebook_export(gradebook: Path, assignment: str | None, csv_path: Path | N
         raise GraderError("nothing to export: give --csv FILE and/or --feedback DIR")
     if (fmt != "plain" or roster) and not csv_path:
         raise GraderError("--format and --roster describe the CSV file: give --csv FILE too")
+    if fmt == "plain" and (roster or column):
+        raise GraderError("--roster and --column are for LMS files: add --format canvas or --format moodle")
     with Gradebook(gradebook, readonly=True) as book:
         name = choose_assignment(book, assignment)
         if csv_path:

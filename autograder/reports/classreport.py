@@ -261,6 +261,7 @@ def render_figure(stats: ClassStats, path: Path) -> None:
     temporary = path.with_name(f".{path.name}.tmp")
     figure.savefig(temporary, dpi=100, format="png", bbox_inches="tight", pad_inches=0.15)  # no empty margins
     plt.close(figure)
+    temporary.chmod(0o644)  # handed out like the markdown, whatever the umask
     temporary.replace(path)
 
 

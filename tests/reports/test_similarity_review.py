@@ -145,6 +145,8 @@ def test_class_report_sections(tmp_path: Path) -> None:
     assert (export / "template" / "ops.py").read_text() == TEMPLATE
     assert "jplag" in (export / "README.txt").read_text().lower()
     assert tmp_path / "report" / "class_report.png" in written
+    assert {oct((tmp_path / "report" / n).stat().st_mode & 0o777) for n in ("class_report.png", "class_report.md")} \
+        == {"0o644"}
 
 
 def test_report_command_without_the_manifest_says_what_it_needs(tmp_path: Path) -> None:
