@@ -92,6 +92,7 @@ class BatchSummary:
     rows: list[SubmissionRow] = field(default_factory=list)
     late: dict[str, Lateness] = field(default_factory=dict)
     unknown: list[str] = field(default_factory=list)
+    deadline: str = ""
     csv_rows: int | None = None
     feedback_files: int | None = None
 
@@ -188,6 +189,9 @@ def _lateness(assignment: Assignment, root: Path, entries: list[Entry], options:
     policy = options.late or assignment.late
     extended = read_extensions_csv(options.extensions, due) if options.extensions else {}
     given = read_timestamps_csv(options.timestamps) if options.timestamps else {}
+    if due is not None:
+        summary.deadline = f"{due.isoformat()}, {policy.describe()}" + (f", {len(extended)} extensions"
+                                                                       if extended else "")
     if not options.shard:  # a shard holds part of the class: the others are not unknown
         known = {e.student for e in entries}
         summary.unknown = sorted((set(extended) | set(given)) - known)
@@ -280,8 +284,8 @@ def _late_lines(summary: BatchSummary) -> list[str]:
     late = [s for s, x in summary.late.items() if x.penalty > 0]
     untimed = [s for s, x in summary.late.items() if x.submitted_at is None]
     on_time = len(summary.late) - len(late) - len(untimed)
-    line = f"  deadline         {on_time} on time or within grace, {len(late)} late (penalised)"
-    lines = [line + (f", {len(untimed)} {NO_TIME} (no penalty)" if untimed else "")]
+    line = f"  lateness         {on_time} on time or within grace, {len(late)} late (penalised)"
+    lines = ([f"  deadline         {summary.deadline}"] if summary.deadline else []) + [line + (f", {len(untimed)} {NO_TIME} (no penalty)" if untimed else "")]
     if summary.unknown:
         shown = ", ".join(summary.unknown[:10]) + (" ..." if len(summary.unknown) > 10 else "")
         lines.append(f"  not in this class: {len(summary.unknown)} students of the extensions or timestamps "

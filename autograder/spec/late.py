@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timezone
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|hour|hours|d|day|days)\s*$", re.IGNORECASE)
 _PENALTY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*(?:/|per\s+)\s*(day|d|hour|h)\s*$", re.IGNORECASE)
@@ -209,8 +209,3 @@ def lateness(submitted_at: datetime | None, due: datetime | None, policy: LatePo
 def as_utc_text(moment: datetime | None) -> str | None:
     """An aware time as ISO 8601 in UTC (what the gradebook stores), or None."""
     return None if moment is None else moment.astimezone(timezone.utc).isoformat()
-
-
-def add_days(due: datetime, days: float) -> datetime:
-    """A deadline moved by a (possibly fractional) number of days."""
-    return due + timedelta(days=days)

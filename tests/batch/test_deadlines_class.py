@@ -86,8 +86,9 @@ def test_a_small_class_with_a_deadline(tmp_path: Path) -> None:
     assert final["late"][:2] == (100.0, 80.0) and "2 days counted" in final["late"][2]
     assert final["extended"] == (100.0, 100.0, "on time")
     assert final["untimed"] == (100.0, 100.0, "no time recorded")
-    assert "deadline         2 on time or within grace, 1 late (penalised), 1 no time recorded" \
+    assert "lateness         2 on time or within grace, 1 late (penalised), 1 no time recorded" \
         in render_summary(summary)
+    assert "deadline         2026-12-01T23:59:00+01:00, 10%/day, 2 extensions" in render_summary(summary)
     assert "not in this class: 1 students of the extensions or timestamps file (ghost)" in render_summary(summary)
     lines = (tmp_path / "class.csv").read_text().splitlines()
     assert lines[0] == "student,scale,raw_score,submitted_at,lateness,penalty,total,max_score,status"
