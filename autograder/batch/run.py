@@ -6,19 +6,27 @@ import os
 import statistics
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from autograder.batch.discover import Entry, discover
+from autograder.batch.discover import GRADESCOPE_METADATA, Entry, discover
 from autograder.batch.fingerprint import assignment_fingerprint, raw_digest
 from autograder.batch.pool import GraderFactory, WorkerPool, WorkItem, one_line
 from autograder.batch.progress import Progress
 from autograder.batch.shard import select_shard
+from autograder.batch.timestamps import (
+    layout_time,
+    read_extensions_csv,
+    read_gradescope_export_times,
+    read_timestamps_csv,
+)
 from autograder.errors import GraderError, SubmissionError
 from autograder.gradebook.export import export_csv, export_feedback
 from autograder.gradebook.store import ERROR, GRADED, Gradebook, Outcome, SubmissionRow
 from autograder.spec.assignment import Assignment
-from autograder.submission.package import submission_digest
+from autograder.spec.late import NO_TIME, Lateness, LatePolicy, lateness
+from autograder.submission.sources import digest_and_sources
 from autograder.util.safety import printable
 
 
@@ -46,6 +54,10 @@ class BatchOptions:
         submission_timeout: Seconds one submission may take before its worker is stopped (default: derived
             from the task timeouts).
         grader_factory: Builds the grader in each worker (default: ``Grader``); must be picklable.
+        due: The deadline, overriding the manifest's ``[assignment] due``.
+        late: The late policy, overriding the manifest's ``[late]``.
+        extensions: CSV of per-student deadlines (``student,due`` or ``student,extra_days``).
+        timestamps: CSV of submission times (``student,submitted_at``), overriding what the layout records.
     """
 
     jobs: int = field(default_factory=default_jobs)
@@ -58,6 +70,10 @@ class BatchOptions:
     feedback: Path | None = None
     submission_timeout: float | None = None
     grader_factory: GraderFactory | None = None
+    due: datetime | None = None
+    late: LatePolicy | None = None
+    extensions: Path | None = None
+    timestamps: Path | None = None
 
 
 @dataclass
@@ -74,6 +90,9 @@ class BatchSummary:
     ignored: list[str] = field(default_factory=list)
     wall_seconds: float = 0.0
     rows: list[SubmissionRow] = field(default_factory=list)
+    late: dict[str, Lateness] = field(default_factory=dict)
+    unknown: list[str] = field(default_factory=list)
+    deadline: str = ""
     csv_rows: int | None = None
     feedback_files: int | None = None
 
@@ -117,8 +136,10 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
     summary = BatchSummary(assignment.name, Path(submissions), Path(options.gradebook), options.jobs,
                            selected=[e.student for e in entries], ignored=ignored)
     fingerprint = assignment_fingerprint(assignment)
+    summary.late = _lateness(assignment, Path(submissions), entries, options, summary)
+    files: dict[str, dict[str, str]] = {}
     with Gradebook(Path(options.gradebook)) as book:
-        jobs = _plan(book, assignment, fingerprint, entries, options, summary)
+        jobs = _plan(book, assignment, fingerprint, entries, options, summary, files)
         bar = Progress(len(jobs), progress, options.jobs)
         if progress is not None:
             progress.write(f"grading {len(jobs)} of {len(entries)} submissions with "
@@ -126,12 +147,15 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
                            f"({len(summary.skipped)} unchanged, skipped)\n")
 
         def record(job: WorkItem, outcome: Outcome) -> None:
+            late = summary.late.get(job.student)
             try:
-                book.record(assignment.name, fingerprint, job.student, job.digest, printable(job.path), outcome)
+                book.record(assignment.name, fingerprint, job.student, job.digest, printable(job.path), outcome,
+                            late, files.get(job.student))
             except Exception as exc:  # noqa: BLE001 - a report the gradebook cannot store must not end the batch
                 outcome = Outcome(ERROR, max_score=assignment.max_score, seconds=outcome.seconds,
                                   message=f"the gradebook could not store this report ({one_line(exc)})")
-                book.record(assignment.name, fingerprint, job.student, job.digest, printable(job.path), outcome)
+                book.record(assignment.name, fingerprint, job.student, job.digest, printable(job.path), outcome,
+                            late)
             summary.graded.append((job.student, outcome))
             bar.update(job.student, outcome)
 
@@ -152,25 +176,68 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
     return summary
 
 
+def _lateness(assignment: Assignment, root: Path, entries: list[Entry], options: BatchOptions,
+              summary: BatchSummary) -> dict[str, Lateness]:
+    """Each student's lateness: their deadline (with any extension) against their submission time.
+
+    Students of the extensions or timestamps file who are not in this batch are listed in the summary.
+
+    Raises:
+        GraderError: If the extensions or timestamps file cannot be read.
+    """
+    due = options.due or assignment.due
+    policy = options.late or assignment.late
+    extended = read_extensions_csv(options.extensions, due) if options.extensions else {}
+    given = read_timestamps_csv(options.timestamps) if options.timestamps else {}
+    if due is not None:
+        summary.deadline = f"{due.isoformat()}, {policy.describe()}" + (f", {len(extended)} extensions"
+                                                                       if extended else "")
+    if not options.shard:  # a shard holds part of the class: the others are not unknown
+        known = {e.student for e in entries}
+        summary.unknown = sorted((set(extended) | set(given)) - known)
+    layout = options.layout
+    if layout == "auto":
+        layout = "gradescope" if (root / GRADESCOPE_METADATA).is_file() else "plain"
+    export_times = read_gradescope_export_times(root / GRADESCOPE_METADATA) \
+        if layout == "gradescope" and (root / GRADESCOPE_METADATA).is_file() else {}
+    late: dict[str, Lateness] = {}
+    for entry in entries:
+        deadline = extended.get(entry.student, due)
+        if deadline is None:
+            continue
+        try:
+            submitted = given.get(entry.student) or layout_time(layout, entry.path, export_times)
+        except GraderError as exc:  # one unreadable record costs that student's time, not the batch
+            late[entry.student] = Lateness(None, deadline, 0.0, 0.0, f"{NO_TIME} ({one_line(exc)})")
+            continue
+        late[entry.student] = lateness(submitted, deadline, policy)
+    return late
+
+
 def _plan(book: Gradebook, assignment: Assignment, fingerprint: str, entries: list[Entry],
-          options: BatchOptions, summary: BatchSummary) -> list[WorkItem]:
+          options: BatchOptions, summary: BatchSummary, files: dict[str, dict[str, str]]) -> list[WorkItem]:
     """Hash each submission; skip what is already graded, record what cannot be read, queue the rest."""
     jobs = []
     for entry in entries:
         try:
-            digest, problem = submission_digest(entry.path, assignment), None
+            (digest, files[entry.student]), problem = digest_and_sources(entry.path, assignment), None
         except Exception as exc:  # noqa: BLE001 - an unreadable submission is that student's error, not the batch's
             digest = raw_digest(entry.path)
             problem = printable(str(exc) if isinstance(exc, SubmissionError) else
                                 f"cannot read this submission ({one_line(exc)})")
         found = None if options.force else book.find(assignment.name, entry.student, digest, fingerprint)
+        late = summary.late.get(entry.student)
         if found is not None and not (options.retry_errors and found.status == ERROR):
+            if late is None and (found.late_note or found.penalty):  # the deadline was dropped since
+                late = Lateness(None, None, 0.0, 0.0, "")
             if book.current_id(assignment.name, entry.student) != found.id:
-                book.mark_current(assignment.name, entry.student, found.id)
+                book.mark_current(assignment.name, entry.student, found.id, late)
+            elif late is not None:
+                book.set_lateness(found.id, late)
             summary.skipped.append(entry.student)
         elif problem is not None:
             outcome = Outcome(ERROR, max_score=assignment.max_score, message=problem)
-            book.record(assignment.name, fingerprint, entry.student, digest, printable(entry.path), outcome)
+            book.record(assignment.name, fingerprint, entry.student, digest, printable(entry.path), outcome, late)
             summary.graded.append((entry.student, outcome))
         else:
             jobs.append(WorkItem(len(jobs), entry.student, entry.path, digest))
@@ -194,6 +261,7 @@ def render_summary(summary: BatchSummary) -> str:
                      f"{statistics.median(scores):g}, {full} with full marks")
     per = f" ({summary.wall_seconds / now_graded:.2f} s per graded submission)" if now_graded else ""
     lines.append(f"  wall time        {summary.wall_seconds:g} s with {summary.jobs} workers{per}")
+    lines += _late_lines(summary)
     lines += _task_table(graded_rows)
     if summary.errors:
         lines += ["", "could not grade:"] + [f"  {s}: {o.message}" for s, o in summary.errors[:20]]
@@ -207,6 +275,22 @@ def render_summary(summary: BatchSummary) -> str:
     if summary.feedback_files is not None:
         lines.append(f"feedback: {summary.feedback_files} files")
     return "\n".join(lines) + "\n"
+
+
+def _late_lines(summary: BatchSummary) -> list[str]:
+    """Counts of on-time, late and untimed submissions, when a deadline applies."""
+    if not summary.late:
+        return []
+    late = [s for s, x in summary.late.items() if x.penalty > 0]
+    untimed = [s for s, x in summary.late.items() if x.submitted_at is None]
+    on_time = len(summary.late) - len(late) - len(untimed)
+    line = f"  lateness         {on_time} on time or within grace, {len(late)} late (penalised)"
+    lines = ([f"  deadline         {summary.deadline}"] if summary.deadline else []) + [line + (f", {len(untimed)} {NO_TIME} (no penalty)" if untimed else "")]
+    if summary.unknown:
+        shown = ", ".join(summary.unknown[:10]) + (" ..." if len(summary.unknown) > 10 else "")
+        lines.append(f"  not in this class: {len(summary.unknown)} students of the extensions or timestamps "
+                     f"file ({shown})")
+    return lines
 
 
 def _task_table(rows: list[SubmissionRow]) -> list[str]:

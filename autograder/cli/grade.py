@@ -8,6 +8,8 @@ import click
 
 from autograder.cli.base import assignment_named, exit_without_teardown, friendly_errors
 from autograder.errors import GraderError
+from autograder.spec.assignment import Assignment
+from autograder.spec.late import Lateness
 
 
 @click.command()
@@ -19,9 +21,12 @@ from autograder.errors import GraderError
 @click.option("--task", "tasks", multiple=True, metavar="ID", help="Grade only this task (repeatable).")
 @click.option("--require-isolation", type=click.Choice(["rlimits", "landlock", "namespaces", "uid"]),
               help="Fail (exit 2) instead of grading if the sandbox here is weaker than this tier (docs/SECURITY.md).")
+@click.option("--submission-metadata", type=click.Path(path_type=Path, dir_okay=False),
+              help="Gradescope's submission_metadata.json: with a [late] policy in the manifest, the gradescope "
+                   "report's score is the late-penalised one (the submission time and any extension come from it).")
 @friendly_errors
 def grade(assignment: str, submission: Path, fmt: str, output: Path | None, tasks: tuple[str, ...],
-          require_isolation: str | None) -> None:
+          require_isolation: str | None, submission_metadata: Path | None) -> None:
     """Grade SUBMISSION (a package folder, a folder containing it, or a .zip) with the hidden tests."""
     from autograder.sandbox.host import new_scratch, start_zygotes
 
@@ -31,6 +36,7 @@ def grade(assignment: str, submission: Path, fmt: str, output: Path | None, task
             raise GraderError(f"no task {task_id!r} in {spec.name} (tasks: {', '.join(spec.task_ids)})")
     if not submission.exists():
         raise GraderError(f"submission not found: {submission}")
+    late = _gradescope_lateness(spec, submission_metadata) if submission_metadata else None
     scratch = new_scratch()
     # One imports torch meanwhile, the second starts with the second task: three torch imports at once would
     # slow the first on two CPUs; and one submission does not repay warming them up (autograder.sandbox.Zygote).
@@ -48,10 +54,33 @@ def grade(assignment: str, submission: Path, fmt: str, output: Path | None, task
         raise
     with grader:
         report = grader.grade(submission, only=set(tasks) or None)
-    text = RENDERERS[fmt](report)
+    if fmt == "gradescope":
+        from autograder.reports.gradescope import render_gradescope
+
+        text = render_gradescope(report, spec, late)
+    else:
+        text = RENDERERS[fmt](report)
     if output:
         write_atomic(output, text)
         click.echo(f"{report.assignment}: {report.score:g} / {report.max_score:g}; report written to {output}")
     else:
         click.echo(text, nl=False)
     exit_without_teardown()
+
+
+def _gradescope_lateness(spec: Assignment, metadata: Path) -> Lateness | None:
+    """The lateness Gradescope's metadata records, when the manifest has a late policy (else Gradescope's own
+    late settings apply and the score is left as it is).
+
+    Raises:
+        GraderError: If the metadata file cannot be read.
+    """
+    from autograder.batch.timestamps import read_gradescope_submission_metadata
+    from autograder.spec.late import lateness
+
+    if not spec.late.rate and spec.late.last_accepted is None:
+        return None
+    if not metadata.is_file():
+        raise GraderError(f"submission metadata not found: {metadata}")
+    submitted, due = read_gradescope_submission_metadata(metadata)
+    return lateness(submitted, due or spec.due, spec.late)

@@ -23,18 +23,41 @@ from autograder.cli.base import assignment_named, friendly_errors
 @click.option("--shard", metavar="K/N", help="Grade only the K-th of N slices of the class (1 <= K <= N).")
 @click.option("--layout", type=click.Choice(["auto", "plain", "gradescope", "classroom", "nbgrader"]),
               default="auto", show_default=True, help="How student ids are derived from SUBMISSIONS (see docs/BATCH.md).")
+@click.option("--due", metavar="ISO8601", help="The deadline, e.g. 2026-12-01T23:59:00+01:00 (overrides the "
+              "manifest's [assignment] due).")
+@click.option("--late-penalty", metavar="RATE", help="Penalty per started day or hour late, e.g. 10%/day or 2%/hour "
+              "(overrides the manifest's [late] penalty; its grace, cap and last_accepted still apply).")
+@click.option("--extensions", type=click.Path(path_type=Path, dir_okay=False),
+              help="CSV of per-student deadlines: student,due (ISO 8601) or student,extra_days.")
+@click.option("--timestamps", type=click.Path(path_type=Path, dir_okay=False),
+              help="CSV of submission times: student,submitted_at (ISO 8601); overrides the layout's times.")
 @friendly_errors
 def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: Path, csv_path: Path | None,
-              feedback: Path | None, force: bool, retry_errors: bool, shard: str | None, layout: str) -> None:
+              feedback: Path | None, force: bool, retry_errors: bool, shard: str | None, layout: str,
+              due: str | None, late_penalty: str | None, extensions: Path | None, timestamps: Path | None) -> None:
     """Grade every student's submission in SUBMISSIONS (a folder or .zip each) into a resumable gradebook."""
+    import dataclasses
+
     from autograder.batch.run import BatchOptions, default_jobs, render_summary
     from autograder.batch.run import grade_all as run_batch
     from autograder.batch.shard import parse_shard
+    from autograder.errors import GraderError
+    from autograder.spec.late import parse_penalty, parse_when
 
+    spec = assignment_named(assignment)
+    try:
+        deadline = parse_when(due, "--due") if due else None
+        policy = None
+        if late_penalty:
+            rate, period = parse_penalty(late_penalty, "--late-penalty")
+            policy = dataclasses.replace(spec.late, rate=rate, period_seconds=period)
+    except ValueError as exc:
+        raise GraderError(str(exc)) from None
+    if policy is not None and policy.rate and not (deadline or spec.due):
+        raise GraderError("--late-penalty needs a deadline: give --due or set [assignment] due in the manifest")
     options = BatchOptions(jobs=jobs or default_jobs(), gradebook=gradebook, force=force, retry_errors=retry_errors,
                            shard=parse_shard(shard) if shard else None, layout=layout, csv=csv_path,
-                           feedback=feedback)
-    spec = assignment_named(assignment)
+                           feedback=feedback, due=deadline, late=policy, extensions=extensions, timestamps=timestamps)
     click.echo(render_summary(run_batch(spec, submissions, options, sys.stderr)), nl=False)
     if layout == "nbgrader":  # SUBMISSIONS is the course folder: the scores go to its nbgrader gradebook too
         from autograder.batch.nbgrader_course import render_write_back, write_back

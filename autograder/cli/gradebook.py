@@ -1,13 +1,17 @@
-"""`grader gradebook`: merge and export gradebooks."""
+"""`grader gradebook`: merge, export and compare gradebooks."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from autograder.cli.base import friendly_errors
 from autograder.errors import GraderError
+
+if TYPE_CHECKING:
+    from autograder.gradebook.export import LmsExport
 
 
 @click.group("gradebook")
@@ -32,19 +36,56 @@ def gradebook_merge(output: Path, inputs: tuple[Path, ...]) -> None:
 @click.argument("gradebook", type=click.Path(path_type=Path))
 @click.option("--assignment", help="The assignment (needed when the gradebook holds several).")
 @click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="Write the class CSV here.")
-@click.option("--feedback", type=click.Path(path_type=Path), help="Write one markdown file per student here.")
+@click.option("--format", "fmt", type=click.Choice(["plain", "canvas", "moodle"]), default="plain", show_default=True,
+              help="The CSV's format: the grader's own (plain), or an LMS grade import file.")
+@click.option("--roster", type=click.Path(path_type=Path, dir_okay=False),
+              help="CSV mapping student ids to LMS identities (e.g. Canvas's gradebook export; see "
+                   "docs/INSTRUCTORS.md). Required for canvas.")
+@click.option("--column", help="The grade column's header in the LMS file [default: the assignment's name].")
+@click.option("--feedback", type=click.Path(path_type=Path), help="Write one markdown and one HTML file per "
+              "student here.")
 @friendly_errors
-def gradebook_export(gradebook: Path, assignment: str | None, csv_path: Path | None, feedback: Path | None) -> None:
-    """Write the class CSV and/or per-student feedback from GRADEBOOK."""
-    from autograder.gradebook.export import export_csv, export_feedback
+def gradebook_export(gradebook: Path, assignment: str | None, csv_path: Path | None, fmt: str, roster: Path | None,
+                     column: str | None, feedback: Path | None) -> None:
+    """Write the class CSV (or an LMS import file) and/or per-student feedback from GRADEBOOK."""
+    from autograder.gradebook.export import export_feedback, export_lms
     from autograder.gradebook.store import Gradebook
     from autograder.reports.classreport import choose_assignment
 
     if not csv_path and not feedback:
         raise GraderError("nothing to export: give --csv FILE and/or --feedback DIR")
+    if (fmt != "plain" or roster) and not csv_path:
+        raise GraderError("--format and --roster describe the CSV file: give --csv FILE too")
+    if fmt == "plain" and (roster or column):
+        raise GraderError("--roster and --column are for LMS files: add --format canvas or --format moodle")
     with Gradebook(gradebook, readonly=True) as book:
         name = choose_assignment(book, assignment)
         if csv_path:
-            click.echo(f"{csv_path}: {export_csv(book, name, csv_path)} students")
+            done = export_lms(book, name, csv_path, fmt, roster, column)
+            click.echo(f"{csv_path}: {done.students} students ({fmt})")
+            _report_unmatched(done)
         if feedback:
             click.echo(f"{feedback}: {export_feedback(book, name, feedback)} feedback files")
+
+
+def _report_unmatched(done: LmsExport) -> None:
+    """Who could not be matched between the gradebook and the roster, on stderr (never dropped silently)."""
+    for label, students in (("on the roster without a graded submission (grade left empty)", done.missing),
+                            ("graded but not on the roster (not in the file)", done.extra),
+                            ("could not be graded (grade left empty)", done.ungraded)):
+        if students:
+            shown = ", ".join(students[:20]) + (f" and {len(students) - 20} more" if len(students) > 20 else "")
+            click.echo(f"warning: {len(students)} {label}: {shown}", err=True)
+
+
+@gradebook_group.command("diff")
+@click.argument("old", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@click.option("--assignment", help="The assignment (needed when the gradebooks hold several).")
+@click.option("--all", "show_all", is_flag=True, help="Also list students whose score did not change.")
+@friendly_errors
+def gradebook_diff(old: Path, new: Path, assignment: str | None, show_all: bool) -> None:
+    """List who gained or lost points, per task, between gradebook OLD and NEW (e.g. after a regrade)."""
+    from autograder.gradebook.diff import diff_gradebooks, render_diff
+
+    click.echo(render_diff(diff_gradebooks(old, new, assignment), show_all), nl=False)

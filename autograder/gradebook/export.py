@@ -1,15 +1,16 @@
-"""Export a gradebook: the class CSV and one feedback file per student."""
+"""Exports of a gradebook: the class CSV, LMS import files and per-student feedback."""
 
 from __future__ import annotations
 
 import csv
 import io
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.errors import GraderError
-from autograder.gradebook.store import Gradebook, SubmissionRow
-from autograder.reports.feedback import render_feedback
+from autograder.gradebook.store import GRADED, Gradebook, SubmissionRow
+from autograder.reports.feedback import render_feedback, render_feedback_html
 from autograder.util.atomic import write_atomic
 from autograder.util.safety import csv_safe
 
@@ -24,14 +25,17 @@ def task_columns(rows: list[SubmissionRow]) -> list[str]:
 
 
 def gradebook_csv(rows: list[SubmissionRow]) -> str:
-    """One line per student: id, per-task scores, total, max, status; no cell can start a spreadsheet formula."""
+    """One line per student: id, per-task (raw) scores, raw total, submission time, lateness, penalty, final total,
+    max, status; no cell can start a spreadsheet formula."""
     columns = task_columns(rows)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([csv_safe(c) for c in ["student", *columns, "total", "max_score", "status"]])
+    writer.writerow([csv_safe(c) for c in ["student", *columns, "raw_score", "submitted_at", "lateness", "penalty",
+                                           "total", "max_score", "status"]])
     for row in rows:
         scores = {t["task"]: t["score"] for t in row.tasks}
-        cells = [row.student, *(_number(scores.get(c)) for c in columns), _number(row.score),
+        cells = [row.student, *(_number(scores.get(c)) for c in columns), _number(row.raw),
+                 row.submitted_at or "", row.late_note, f"{row.penalty * 100:g}%", _number(row.score),
                  _number(row.max_score), row.status]
         writer.writerow([csv_safe(cell) for cell in cells])
     return buffer.getvalue()
@@ -58,7 +62,7 @@ def feedback_filename(student: str) -> str:
 
 
 def export_feedback(book: Gradebook, assignment: str, folder: Path) -> int:
-    """Write one markdown feedback file per student of an assignment; return how many were written.
+    """Write one markdown and one HTML feedback file per student of an assignment; return how many students.
 
     Raises:
         GraderError: If two student ids map to the same file name.
@@ -71,5 +75,138 @@ def export_feedback(book: Gradebook, assignment: str, folder: Path) -> int:
             raise GraderError(f"students {names[name]!r} and {row.student!r} would share feedback file {name}")
         names[name] = row.student
     for row in rows:
-        write_atomic(Path(folder) / feedback_filename(row.student), render_feedback(row))
+        name = feedback_filename(row.student)
+        write_atomic(Path(folder) / name, render_feedback(row))
+        write_atomic(Path(folder) / (name[:-3] + ".html"), render_feedback_html(row))
     return len(rows)
+
+
+# -- LMS imports ------------------------------------------------------------------------------------------
+
+LMS_FORMATS = ("plain", "canvas", "moodle")
+CANVAS_HEADER = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")  # Canvas's gradebook import columns
+MOODLE_HEADER = ("ID number", "Email address")  # either one is mapped to Moodle's user field when importing
+# Roster columns that may hold the grader's student id, tried in this order when there is no "grader_id" column
+# (so Canvas's own gradebook export, or a Moodle export, can be given as the roster as it is). Canvas's
+# "Student" column is the student's name.
+_ROSTER_KEYS = ("grader_id", "sis_user_id", "sis_login_id", "id_number", "idnumber", "email_address", "email",
+                "username", "login_id", "id")
+
+
+@dataclass
+class LmsExport:
+    """An LMS import file and who could not be matched.
+
+    Attributes:
+        text: The CSV.
+        missing: Roster students with no graded submission (their grade cell is left empty: the LMS keeps
+            whatever it has).
+        extra: Graded students not on the roster (not in the file: the LMS could not tell who they are).
+        ungraded: Students whose submission could not be graded (their grade cell is left empty).
+    """
+
+    text: str
+    students: int = 0
+    missing: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    ungraded: list[str] = field(default_factory=list)
+
+
+def _roster_key(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", name.strip().lower()).strip("_")
+
+
+def read_roster(path: Path) -> list[dict[str, str]]:
+    """A roster CSV: one row per student, with columns named like Canvas's or Moodle's exports (any case).
+
+    The grader's student id is matched against the ``grader_id`` column, else against ``SIS User ID``,
+    ``SIS Login ID``, ``ID number``, ``Email address``, ``username`` or ``ID``, whichever the row has.
+
+    Raises:
+        GraderError: If the file cannot be read or has no column to match student ids against.
+    """
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            rows = [{_roster_key(k or ""): (v or "").strip() for k, v in row.items()} for row in csv.DictReader(handle)]
+    except OSError as exc:
+        raise GraderError(f"cannot read the roster {path}: {exc.strerror or exc}") from None
+    except csv.Error as exc:
+        raise GraderError(f"the roster {path} is not a readable CSV file ({exc})") from None
+    if rows and not any(key in rows[0] for key in _ROSTER_KEYS):
+        raise GraderError(f"the roster {path} has no column to match student ids against; expected one of "
+                          f"grader_id, SIS User ID, SIS Login ID, ID number, Email address, ID")
+    # Canvas's export has a "Points Possible" row (and sometimes a muted-assignments row) before the students.
+    return [r for r in rows if not any(v.strip().lower() in ("points possible", "muted") for v in r.values())]
+
+
+def _roster_index(roster: list[dict[str, str]]) -> dict[str, dict[str, str]]:
+    index: dict[str, dict[str, str]] = {}
+    for row in roster:
+        key = next((row[k] for k in _ROSTER_KEYS if row.get(k)), "")
+        if key:
+            index.setdefault(key, row)
+    return index
+
+
+def lms_csv(rows: list[SubmissionRow], fmt: str, column: str, roster: list[dict[str, str]] | None,
+            points: float | None = None) -> LmsExport:
+    """The grade import file of an LMS: final scores (after any late penalty), one row per student.
+
+    Args:
+        rows: The current submissions.
+        fmt: ``canvas`` or ``moodle`` (``plain`` is :func:`gradebook_csv`).
+        column: The grade column's header (in Canvas, the assignment's name, optionally with its id:
+            ``Assignment 3 (123456)``).
+        roster: The roster rows (see :func:`read_roster`), or None to use the grader's ids as they are (Moodle).
+        points: The points possible (Canvas's second row); default: the largest max score.
+
+    Raises:
+        GraderError: If the format is unknown, or Canvas is asked for without a roster.
+    """
+    if fmt not in ("canvas", "moodle"):
+        raise GraderError(f"unknown LMS format {fmt!r} (choose from {', '.join(LMS_FORMATS)})")
+    if fmt == "canvas" and roster is None:
+        raise GraderError("Canvas matches students by its own IDs: give --roster ROSTER.csv (e.g. Canvas's "
+                          "gradebook export, or a CSV with student and SIS User ID columns)")
+    scores: dict[str, float | None] = {r.student: r.score if r.status == GRADED else None for r in rows}
+    index = _roster_index(roster) if roster is not None else {s: {"id_number": s} for s in scores}
+    export = LmsExport("", missing=sorted(s for s in index if s not in scores),
+                       extra=sorted(s for s in scores if s not in index),
+                       ungraded=sorted(s for s, v in scores.items() if v is None and s in index))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    if fmt == "canvas":
+        writer.writerow([*CANVAS_HEADER, column])
+        top = points if points is not None else max((r.max_score for r in rows), default=0.0)
+        writer.writerow(["Points Possible", "", "", "", "", _number(top)])
+        for student, who in index.items():
+            writer.writerow([csv_safe(c) for c in (who.get("student") or who.get("name") or student,
+                                                   who.get("id", ""), who.get("sis_user_id", ""),
+                                                   who.get("sis_login_id", ""), who.get("section", ""),
+                                                   _number(scores.get(student)))])
+    else:
+        writer.writerow([*MOODLE_HEADER, column])
+        for student, who in index.items():
+            writer.writerow([csv_safe(c) for c in (who.get("id_number") or who.get("idnumber") or "",
+                                                   who.get("email_address") or who.get("email") or "",
+                                                   _number(scores.get(student)))])
+    export.text = buffer.getvalue()
+    export.students = len(index)
+    return export
+
+
+def export_lms(book: Gradebook, assignment: str, path: Path, fmt: str, roster_path: Path | None,
+               column: str | None = None) -> LmsExport:
+    """Write an LMS grade import file of an assignment atomically (``plain``: the class CSV).
+
+    Raises:
+        GraderError: See :func:`lms_csv` and :func:`read_roster`.
+    """
+    rows = book.current(assignment, with_reports=False)
+    if fmt == "plain":
+        export = LmsExport(gradebook_csv(rows), students=len(rows))
+    else:
+        roster = read_roster(roster_path) if roster_path else None
+        export = lms_csv(rows, fmt, column or assignment, roster)
+    write_atomic(Path(path), export.text)
+    return export

@@ -9,10 +9,11 @@ from typing import Iterable
 
 from autograder.errors import GraderError
 from autograder.gradebook.store import (
-    SUBMISSION_COLUMNS,
     Gradebook,
+    insert_sources,
     insert_submission,
     set_current,
+    submission_values,
 )
 
 
@@ -46,19 +47,20 @@ def merge_gradebooks(output: Path, inputs: Iterable[Path]) -> MergeSummary:
         for path in inputs:
             with Gradebook(path, readonly=True) as source:
                 with book.transaction():
-                    _merge_one(book.db, source.db, summary)
+                    _merge_one(book.db, source.db, summary, has_sources=source.version != "1")
         summary.students = book.db.execute("SELECT COUNT(*) FROM students").fetchone()[0]
     return summary
 
 
-def _merge_one(out: sqlite3.Connection, source: sqlite3.Connection, summary: MergeSummary) -> None:
+def _merge_one(out: sqlite3.Connection, source: sqlite3.Connection, summary: MergeSummary,
+               has_sources: bool = True) -> None:
     for student in source.execute("SELECT * FROM students"):
         out.execute("INSERT INTO students(id, first_seen, last_seen) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
                     "first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen)",
                     (student["id"], student["first_seen"], student["last_seen"]))
     mapping: dict[int, int] = {}
     for row in source.execute("SELECT * FROM submissions ORDER BY id"):
-        mapping[row["id"]] = _merge_submission(out, source, row, summary)
+        mapping[row["id"]] = _merge_submission(out, source, row, summary, has_sources)
     for pointer in source.execute("SELECT * FROM current"):
         mine = out.execute("SELECT seen_at FROM current WHERE assignment = ? AND student = ?",
                            (pointer["assignment"], pointer["student"])).fetchone()
@@ -68,7 +70,7 @@ def _merge_one(out: sqlite3.Connection, source: sqlite3.Connection, summary: Mer
 
 
 def _merge_submission(out: sqlite3.Connection, source: sqlite3.Connection, row: sqlite3.Row,
-                      summary: MergeSummary) -> int:
+                      summary: MergeSummary, has_sources: bool) -> int:
     key = (row["assignment"], row["student"], row["digest"], row["fingerprint"])
     existing = out.execute("SELECT id, graded_at FROM submissions WHERE assignment = ? AND student = ? AND "
                            "digest = ? AND fingerprint = ?", key).fetchone()
@@ -83,7 +85,10 @@ def _merge_submission(out: sqlite3.Connection, source: sqlite3.Connection, row: 
         summary.replaced += 1
     else:
         summary.added += 1
-    new_id = insert_submission(out, tuple(row[c] for c in SUBMISSION_COLUMNS))
+    new_id = insert_submission(out, submission_values(row))
+    if has_sources:
+        insert_sources(out, new_id, {f["file"]: f["text"] for f in source.execute(
+            "SELECT file, text FROM sources WHERE submission = ?", (row["id"],))})
     for task in source.execute("SELECT * FROM task_scores WHERE submission = ?", (row["id"],)):
         out.execute("INSERT INTO task_scores VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (new_id, *tuple(task)[1:]))

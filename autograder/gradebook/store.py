@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from autograder.errors import GraderError
+from autograder.spec.late import Lateness, as_utc_text
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+READABLE_VERSIONS = ("1", SCHEMA_VERSION)  # schema 1 files open read-only as they are and are migrated on write
 
 
 GRADED, ERROR = "graded", "error"  # how grading a submission ended
@@ -45,6 +47,12 @@ CREATE TABLE IF NOT EXISTS submissions (
     check_seconds REAL NOT NULL DEFAULT 0,
     worker_rss_mb REAL,
     report_json TEXT,
+    raw_score REAL,
+    submitted_at TEXT,
+    due_at TEXT,
+    late_seconds REAL NOT NULL DEFAULT 0,
+    penalty REAL NOT NULL DEFAULT 0,
+    late_note TEXT NOT NULL DEFAULT '',
     UNIQUE (assignment, student, digest, fingerprint)
 );
 CREATE TABLE IF NOT EXISTS task_scores (
@@ -71,6 +79,12 @@ CREATE TABLE IF NOT EXISTS check_results (
     seconds REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS check_results_submission ON check_results(submission);
+CREATE TABLE IF NOT EXISTS sources (
+    submission INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
+    file TEXT NOT NULL,
+    text TEXT NOT NULL,
+    PRIMARY KEY (submission, file)
+);
 CREATE TABLE IF NOT EXISTS current (
     assignment TEXT NOT NULL,
     student TEXT NOT NULL REFERENCES students(id),
@@ -80,9 +94,26 @@ CREATE TABLE IF NOT EXISTS current (
 );
 """
 
+# Schema 1 to 2: the lateness of a submission (raw score, times, penalty) and the student's source files.
+_MIGRATIONS = {
+    "1": [
+        "ALTER TABLE submissions ADD COLUMN raw_score REAL",
+        "ALTER TABLE submissions ADD COLUMN submitted_at TEXT",
+        "ALTER TABLE submissions ADD COLUMN due_at TEXT",
+        "ALTER TABLE submissions ADD COLUMN late_seconds REAL NOT NULL DEFAULT 0",
+        "ALTER TABLE submissions ADD COLUMN penalty REAL NOT NULL DEFAULT 0",
+        "ALTER TABLE submissions ADD COLUMN late_note TEXT NOT NULL DEFAULT ''",
+        "UPDATE submissions SET raw_score = score",
+        "CREATE TABLE sources (submission INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE, "
+        "file TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY (submission, file))",
+    ],
+}
 
 SUBMISSION_COLUMNS = ("assignment", "student", "digest", "fingerprint", "source", "graded_at", "score", "max_score",
-                       "status", "message", "seconds", "check_seconds", "worker_rss_mb", "report_json")
+                       "status", "message", "seconds", "check_seconds", "worker_rss_mb", "report_json", "raw_score",
+                       "submitted_at", "due_at", "late_seconds", "penalty", "late_note")
+_COLUMN_DEFAULTS = {"raw_score": None, "submitted_at": None, "due_at": None, "late_seconds": 0.0, "penalty": 0.0,
+                    "late_note": ""}  # what a schema 1 row holds for the columns it lacks
 
 
 def now() -> str:
@@ -133,8 +164,19 @@ class SubmissionRow:
     seconds: float
     check_seconds: float
     worker_rss_mb: float | None
+    raw_score: float | None = None
+    submitted_at: str | None = None
+    due_at: str | None = None
+    late_seconds: float = 0.0
+    penalty: float = 0.0
+    late_note: str = ""
     report: dict[str, Any] | None = None
     tasks: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def raw(self) -> float:
+        """The score before any late penalty (``score`` is the final one)."""
+        return self.score if self.raw_score is None else self.raw_score
 
 
 class Gradebook:
@@ -161,8 +203,9 @@ class Gradebook:
                 self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
             self.db.row_factory = sqlite3.Row
             self.db.execute("PRAGMA foreign_keys = ON")
+            self.version = SCHEMA_VERSION
             if existing or readonly:  # never add tables to some other database
-                self._check_version()
+                self.version = self._check_version()
             if not readonly:
                 self._initialise()
         except sqlite3.DatabaseError as exc:
@@ -171,17 +214,30 @@ class Gradebook:
     def _initialise(self) -> None:
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a killed process loses no commit
+        if self.version != SCHEMA_VERSION:
+            self._migrate()
         self.db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} INSERT OR IGNORE INTO meta(key, value) "
                               f"VALUES ('schema_version', '{SCHEMA_VERSION}'); COMMIT;")
 
-    def _check_version(self) -> None:
+    def _migrate(self) -> None:
+        """Bring an older gradebook to the current schema in one transaction (nothing stored is lost)."""
+        with self.transaction():
+            while self.version != SCHEMA_VERSION:
+                for statement in _MIGRATIONS[self.version]:
+                    self.db.execute(statement)
+                self.version = str(int(self.version) + 1)
+            self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,))
+
+    def _check_version(self) -> str:
         try:
             row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         except sqlite3.DatabaseError:
             row = None
-        if row is None or row["value"] != SCHEMA_VERSION:
+        if row is None or row["value"] not in READABLE_VERSIONS:
             found = row["value"] if row else "none"
-            raise GraderError(f"{self.path} is not a gradebook of schema {SCHEMA_VERSION} (found {found})")
+            raise GraderError(f"{self.path} is not a gradebook of schema {SCHEMA_VERSION} (found {found}); "
+                              f"grade into a new gradebook file")
+        return row["value"]
 
     def close(self) -> None:
         """Close the connection (SQLite folds the WAL back into the main file when it is the last one)."""
@@ -246,6 +302,17 @@ class Gradebook:
             "FROM check_results r JOIN current c ON c.submission = r.submission WHERE c.assignment = ? "
             "ORDER BY c.student, r.id", (assignment,))]
 
+    def sources(self, assignment: str) -> dict[str, dict[str, str]]:
+        """The stored source files of every current submission of an assignment: student to {file: text}."""
+        if self.version == "1":
+            return {}
+        found: dict[str, dict[str, str]] = {}
+        for row in self.db.execute(
+                "SELECT c.student, f.file, f.text FROM sources f JOIN current c ON c.submission = f.submission "
+                "WHERE c.assignment = ? ORDER BY c.student, f.file", (assignment,)):
+            found.setdefault(row["student"], {})[row["file"]] = row["text"]
+        return found
+
     def count(self, assignment: str | None = None) -> int:
         """How many submissions are stored (of one assignment, or all)."""
         if assignment is None:
@@ -254,18 +321,33 @@ class Gradebook:
 
     # -- writes -----------------------------------------------------------------------------------------
 
-    def mark_current(self, assignment: str, student: str, submission_id: int) -> None:
-        """Point a student's current submission at an already stored one (an unchanged rerun), in one transaction."""
+    def mark_current(self, assignment: str, student: str, submission_id: int, late: Lateness | None = None) -> None:
+        """Point a student's current submission at an already stored one (an unchanged rerun), in one transaction.
+
+        Args:
+            late: The submission's lateness now (the deadline, an extension or the policy may have changed).
+        """
         with self.transaction():
             stamp = now()
             _touch_student(self.db, student, stamp)
             set_current(self.db, assignment, student, submission_id, stamp)
+            if late is not None:
+                _set_lateness(self.db, submission_id, late)
+
+    def set_lateness(self, submission_id: int, late: Lateness) -> None:
+        """Store a submission's lateness and recompute its final score from the raw one, in one transaction."""
+        with self.transaction():
+            _set_lateness(self.db, submission_id, late)
 
     def record(self, assignment: str, fingerprint: str, student: str, digest: str, source: str,
-               outcome: Outcome) -> int:
+               outcome: Outcome, late: Lateness | None = None, files: dict[str, str] | None = None) -> int:
         """Store one graded submission and make it the student's current one, in one transaction.
 
         A stored submission with the same content and grading setup (a ``--force`` re-grade) is replaced.
+
+        Args:
+            late: Its lateness (None: no deadline applies; the final score is the raw one).
+            files: The student's source files (name to text), kept for the similarity review.
 
         Returns:
             The new submission's row id.
@@ -274,15 +356,42 @@ class Gradebook:
         report_json = json.dumps(outcome.report) if outcome.report is not None else None
         values = (assignment, student, digest, fingerprint, source, stamp, outcome.score, outcome.max_score,
                   outcome.status, outcome.message, outcome.seconds, outcome.check_seconds, outcome.worker_rss_mb,
-                  report_json)
+                  report_json, outcome.score, None, None, 0.0, 0.0, "")
         with self.transaction():
             _touch_student(self.db, student, stamp)
             self.db.execute("DELETE FROM submissions WHERE assignment = ? AND student = ? AND digest = ? "
                             "AND fingerprint = ?", (assignment, student, digest, fingerprint))
             submission_id = insert_submission(self.db, values)
             _insert_details(self.db, submission_id, outcome.report)
+            insert_sources(self.db, submission_id, files or {})
+            if late is not None:
+                _set_lateness(self.db, submission_id, late)
             set_current(self.db, assignment, student, submission_id, stamp)
         return submission_id
+
+
+def _set_lateness(db: sqlite3.Connection, submission_id: int, late: Lateness) -> None:
+    row = db.execute("SELECT score, raw_score FROM submissions WHERE id = ?", (submission_id,)).fetchone()
+    raw = row["score"] if row["raw_score"] is None else row["raw_score"]
+    db.execute("UPDATE submissions SET raw_score = ?, score = ?, submitted_at = ?, due_at = ?, late_seconds = ?, "
+               "penalty = ?, late_note = ? WHERE id = ?",
+               (raw, late.final(raw), as_utc_text(late.submitted_at), as_utc_text(late.due), late.late_seconds,
+                late.penalty, late.note, submission_id))
+
+
+def insert_sources(db: sqlite3.Connection, submission_id: int, files: dict[str, str]) -> None:
+    """Store a submission's source files."""
+    for name, text in sorted(files.items()):
+        db.execute("INSERT INTO sources(submission, file, text) VALUES (?, ?, ?)", (submission_id, name, text))
+
+
+def submission_values(row: sqlite3.Row) -> tuple[Any, ...]:
+    """A stored submission's values in SUBMISSION_COLUMNS order (a schema 1 row gets the new columns' defaults)."""
+    keys = set(row.keys())
+    values = [row[c] if c in keys else _COLUMN_DEFAULTS[c] for c in SUBMISSION_COLUMNS]
+    if "raw_score" not in keys:
+        values[SUBMISSION_COLUMNS.index("raw_score")] = row["score"]
+    return tuple(values)
 
 
 def _touch_student(db: sqlite3.Connection, student: str, stamp: str) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import io
 import statistics
 import textwrap
@@ -12,7 +11,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from autograder.errors import GraderError
-from autograder.gradebook.store import ERROR, GRADED, Gradebook
+from autograder.gradebook.store import ERROR, GRADED, Gradebook, SubmissionRow
+from autograder.reports.feedback import code_span, markdown_text
+from autograder.reports.similarity import SimilarGroup, export_for_tools, similar_groups
+from autograder.spec.assignment import Assignment
 from autograder.util.atomic import write_atomic
 
 HISTOGRAM_BINS = 10
@@ -55,6 +57,11 @@ class ClassStats:
     failing_checks: list[tuple[str, str, int]] = field(default_factory=list)
     slowest: list[tuple[str, float, float, float]] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)
+    late: list[tuple[str, str, float, float]] = field(default_factory=list)
+    untimed: list[str] = field(default_factory=list)
+    on_time: int = 0
+    similar: list[SimilarGroup] | None = None
+    similarity_note: str = ""
 
     def histogram(self) -> list[int]:
         """Counts of scores per tenth of the maximum (the last bin includes full marks)."""
@@ -84,8 +91,14 @@ def choose_assignment(book: Gradebook, assignment: str | None) -> str:
     return known[0]
 
 
-def class_stats(book: Gradebook, assignment: str) -> ClassStats:
-    """Collect the class statistics of an assignment's current submissions."""
+def class_stats(book: Gradebook, assignment: str, spec: Assignment | None = None) -> ClassStats:
+    """Collect the class statistics of an assignment's current submissions.
+
+    Args:
+        book: The gradebook.
+        assignment: The assignment's name.
+        spec: Its declaration, needed for the similarity review (which functions make a task, the template).
+    """
     rows = book.current(assignment, with_reports=False)
     stats = ClassStats(assignment, students=len(rows))
     graded = [r for r in rows if r.status == GRADED]
@@ -102,12 +115,43 @@ def class_stats(book: Gradebook, assignment: str) -> ClassStats:
             entry.total_score += task["score"]
     stats.tasks = list(tasks.values())
     checks = book.check_results(assignment)
+    unimplemented = {(r.student, t["task"]) for r in graded for t in r.tasks if t["status"] == "not_implemented"}
     stats.hints = _most_frequent((c["task"], c["hint"], c["student"]) for c in checks if c["hint"])
+    # A task left unimplemented has its own column; its checks would crowd out the checks students got wrong.
     stats.failing_checks = _most_frequent((c["name"], c["description"], c["student"]) for c in checks
-                                          if c["status"] != "passed")
+                                          if c["status"] not in ("passed", "not_implemented")
+                                          and (c["student"], c["task"]) not in unimplemented)
+    _lateness(stats, rows)
+    if spec is not None:
+        stats.similar = similar_groups(book.sources(assignment), {t.id: t.functions for t in spec.tasks},
+                                       template_sources(spec))
+        if book.version == "1":
+            stats.similarity_note = "This gradebook predates stored sources; grade again to compare submissions."
+    else:
+        stats.similarity_note = "The similarity review needs the assignment's manifest (not found here)."
     stats.slowest = sorted(((r.student, r.seconds, r.score, r.max_score) for r in graded),
                            key=lambda s: -s[1])[:TOP]
     return stats
+
+
+def _lateness(stats: ClassStats, rows: list[SubmissionRow]) -> None:
+    if not any(r.due_at or r.late_note for r in rows):
+        return
+    for row in rows:
+        if row.submitted_at is None:
+            stats.untimed.append(row.student)
+        elif row.penalty > 0:
+            stats.late.append((row.student, row.late_note, row.raw, row.score))
+        else:
+            stats.on_time += 1
+
+
+def template_sources(spec: Assignment) -> dict[str, str]:
+    """The student template's module files (what students start from), empty when it is not installed."""
+    if not spec.template.is_dir():
+        return {}
+    return {f"{m}.py": (spec.template / f"{m}.py").read_text(encoding="utf-8", errors="replace")
+            for m in spec.modules if (spec.template / f"{m}.py").is_file()}
 
 
 def _most_frequent(triples: Iterable[tuple[str, str, str]]) -> list[tuple[str, str, int]]:
@@ -117,8 +161,8 @@ def _most_frequent(triples: Iterable[tuple[str, str, str]]) -> list[tuple[str, s
 
 
 def _cell(value: object) -> str:
-    """Text made safe for a markdown table cell: no raw HTML, no pipes, one line."""
-    return html.escape(" ".join(str(value).split()), quote=False).replace("|", "&#124;")
+    """Text made safe for a markdown table cell: no raw HTML, no bare pipes, one line, no HTML escapes."""
+    return markdown_text(value)
 
 
 def render_markdown(stats: ClassStats, figure: str | None) -> str:
@@ -136,7 +180,7 @@ def render_markdown(stats: ClassStats, figure: str | None) -> str:
     lines += ["", "## Tasks", "", "| task | points | mean | passed | pass rate | not implemented |",
               "| --- | ---: | ---: | ---: | ---: | ---: |"]
     for task in stats.tasks:
-        lines.append(f"| {_cell(task.title)} (`{_cell(task.id)}`) | {task.max_score:g} | {task.mean:.2f} | "
+        lines.append(f"| {_cell(task.title)} ({code_span(task.id)}) | {task.max_score:g} | {task.mean:.2f} | "
                      f"{task.passed}/{task.students} | {task.pass_rate:.0%} | {task.not_implemented} |")
     lines += ["", "## Score histogram", "", "| score | students | |", "| --- | ---: | --- |"]
     for index, count in enumerate(stats.histogram()):
@@ -155,7 +199,37 @@ def render_markdown(stats: ClassStats, figure: str | None) -> str:
         if stats.slowest else ["None graded yet."]
     if stats.errors:
         lines += ["", "## Could not be graded", ""] + _table(["student", "reason"], stats.errors)
+    lines += _late_section(stats) + _similarity_section(stats)
     return "\n".join(lines) + "\n"
+
+
+def _late_section(stats: ClassStats) -> list[str]:
+    if not (stats.late or stats.untimed or stats.on_time):
+        return []
+    lines = ["", "## Deadline", "", f"{stats.on_time} on time (or within the grace period), {len(stats.late)} late, "
+             f"{len(stats.untimed)} with no time recorded (no penalty)."]
+    if stats.late:
+        lines += [""] + _table(["student", "lateness", "raw score", "final score"],
+                               [(s, note, f"{raw:g}", f"{final:g}") for s, note, raw, final in stats.late])
+    if stats.untimed:
+        lines += ["", "No time recorded: " + ", ".join(_cell(s) for s in stats.untimed)]
+    return lines
+
+
+def _similarity_section(stats: ClassStats) -> list[str]:
+    lines = ["", "## Similar submissions (review)", ""]
+    if stats.similar is None:
+        return lines + [stats.similarity_note]
+    lines.append("Code per task compared after dropping names, literals, comments, docstrings and formatting; code "
+                 "as handed out and very short code are left out. A group is a reason to look at the code, "
+                 "not a finding: independent students do write the same code.")
+    if stats.similarity_note:
+        lines += ["", stats.similarity_note]
+    if not stats.similar:
+        return lines + ["", "No submissions are similar enough to list."]
+    rows = [(g.task, ", ".join(g.students), "identical" if g.similarity >= 1.0 else f"{g.similarity:.0%} similar",
+             "similar — review") for g in stats.similar]
+    return lines + [""] + _table(["task", "students", "normalised code", ""], rows)
 
 
 def _table(header: list[str], rows: list[tuple[str, ...]]) -> list[str]:
@@ -176,7 +250,7 @@ def render_figure(stats: ClassStats, path: Path) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise GraderError("the figure needs matplotlib: pip install 'transformer-autograder[instructor]'") from None
-    figure, axes = plt.subplots(2, 2, figsize=(14, 9))
+    figure, axes = plt.subplots(2, 2, figsize=(14, 9), layout="constrained")
     _plot_histogram(axes[0][0], stats)
     _plot_tasks(axes[0][1], stats)
     _plot_bars(axes[1][0], [(f"{t}: {h}", n) for t, h, n in stats.hints], "most frequent diagnosed mistakes",
@@ -184,11 +258,10 @@ def render_figure(stats: ClassStats, path: Path) -> None:
     _plot_bars(axes[1][1], [(s, sec) for s, sec, _, _ in stats.slowest], "slowest submissions", "seconds",
                "nothing graded yet")
     figure.suptitle(f"{stats.assignment}: {stats.students} students")
-    figure.tight_layout()
     image = io.BytesIO()
-    figure.savefig(image, dpi=100, format="png")
+    figure.savefig(image, dpi=100, format="png", bbox_inches="tight", pad_inches=0.15)  # no empty margins
     plt.close(figure)
-    write_atomic(path, image.getvalue())
+    write_atomic(path, image.getvalue())  # 0644: handed out like the markdown, whatever the umask
 
 
 def _plot_histogram(axis: Any, stats: ClassStats) -> None:
@@ -198,6 +271,7 @@ def _plot_histogram(axis: Any, stats: ClassStats) -> None:
     axis.set_xticks(range(HISTOGRAM_BINS), labels)
     axis.set_xlabel(f"score (% of {stats.max_score:g}, bin start)")
     axis.set_ylabel("students")
+    _integer_ticks(axis.yaxis)
     axis.set_title("score histogram")
 
 
@@ -208,8 +282,10 @@ def _plot_tasks(axis: Any, stats: ClassStats) -> None:
     axis.barh(names, [t.mean / t.max_score * 100 if t.max_score else 0 for t in stats.tasks][::-1],
               color="none", edgecolor="black", label="mean score (% of points)")
     axis.set_xlim(0, 100)
+    axis.set_xlabel("% of students (filled) / mean % of points (outline)")
     axis.set_title("per-task pass rate")
-    axis.legend(loc="lower right", fontsize="small")
+    # Below the panel, never over the bars.
+    axis.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize="small", frameon=False)
 
 
 def _plot_bars(axis: Any, items: list[tuple[str, float]], title: str, unit: str, empty: str) -> None:
@@ -222,11 +298,29 @@ def _plot_bars(axis: Any, items: list[tuple[str, float]], title: str, unit: str,
     axis.barh(range(len(items)), [value for _, value in items][::-1], color="#c44e52")
     axis.set_yticks(range(len(items)), labels, fontsize="small")
     axis.set_xlabel(unit)
+    if unit == "students":
+        _integer_ticks(axis.xaxis)
+
+
+def _integer_ticks(axis: Any) -> None:
+    """Whole-number ticks on an axis that counts students."""
+    from matplotlib.ticker import MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(integer=True))
 
 
 def write_class_report(gradebook: Path, out: Path, assignment: str | None = None,
-                       figure: bool = True) -> list[Path]:
+                       figure: bool = True, spec: Assignment | None = None,
+                       similarity_export: Path | None = None) -> list[Path]:
     """Write the class report (markdown, and the PNG figure unless ``figure`` is False) into ``out``.
+
+    Args:
+        gradebook: The gradebook file.
+        out: The report folder.
+        assignment: The assignment (needed when the gradebook holds several).
+        figure: Draw the PNG.
+        spec: The assignment's declaration (for the similarity review); None leaves the review out.
+        similarity_export: Also write one folder per student's sources here, for JPlag, Dolos or MOSS.
 
     Returns:
         The files written.
@@ -234,9 +328,17 @@ def write_class_report(gradebook: Path, out: Path, assignment: str | None = None
     Raises:
         GraderError: If the gradebook cannot be read, or matplotlib is missing for the figure.
     """
-    with Gradebook(Path(gradebook), readonly=True) as book:
-        stats = class_stats(book, choose_assignment(book, assignment))
     written = []
+    with Gradebook(Path(gradebook), readonly=True) as book:
+        name = choose_assignment(book, assignment)
+        stats = class_stats(book, name, spec)
+        if similarity_export is not None:
+            sources = book.sources(name)
+            if not sources:
+                raise GraderError(f"{gradebook} holds no source files for {name!r}; grade the class again with "
+                                  f"this version of the grader to keep them")
+            export_for_tools(sources, template_sources(spec) if spec else {}, Path(similarity_export))
+            written.append(Path(similarity_export))
     if figure:
         render_figure(stats, out / FIGURE_NAME)
         written.append(out / FIGURE_NAME)

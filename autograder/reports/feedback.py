@@ -1,4 +1,4 @@
-"""Per-student feedback in markdown, from a gradebook row."""
+"""Per-student feedback from the gradebook: markdown (readable as plain text too) and a self-contained HTML page."""
 
 from __future__ import annotations
 
@@ -8,16 +8,51 @@ from typing import Any
 
 from autograder.gradebook.store import ERROR, SubmissionRow
 
+# Characters that start markdown syntax (emphasis, code, links, raw HTML, entities, table cells) inside a line;
+# everything else, e.g. the ">" of "(j > i)", is shown as it is.
+_MARKDOWN_ACTIVE = re.compile(r"([\\`*\[\]<&|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+_LINE_START = re.compile(r"^(\s*)(>|(?:[#+-]|\d+[.)])(?=\s|$))")
+# An absolute path of the grading machine (e.g. the class folder); feedback names only its last part.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.~:/])(?:/[^\s/'\"():,;]+)+/([^\s/'\"():,;]+)")
 
-def _text(value: Any) -> str:
-    """Report text made inert in markdown: no raw HTML, one line."""
-    return html.escape(" ".join(str(value).split()), quote=False)
+
+def without_paths(text: str) -> str:
+    """Text with every absolute path cut to its file name (``/srv/class/frank.zip`` -> ``frank.zip``)."""
+    return _ABSOLUTE_PATH.sub(r"\1", text)
+
+
+def markdown_text(value: Any) -> str:
+    """Report text made inert in markdown without HTML escapes: one line, markdown-active characters escaped."""
+    text = without_paths(" ".join(str(value).split()))
+    return _LINE_START.sub(r"\1\\\2", _MARKDOWN_ACTIVE.sub(r"\\\1", text))
+
+
+_text = markdown_text
+
+
+def code_span(value: Any) -> str:
+    """Text as an inline code span (shown literally; backticks inside get a longer fence)."""
+    text = " ".join(str(value).split())
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}" if text.startswith("`") or text.endswith("`") else f"{fence}{text}{fence}"
 
 
 def _fence(text: str) -> str:
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}text\n{text}\n{fence}"
+
+
+def lateness_line(row: SubmissionRow) -> str | None:
+    """The lateness of a submission in one plain sentence, or None when no deadline applied."""
+    if not row.late_note and row.due_at is None:
+        return None
+    if row.submitted_at is None:
+        return f"Deadline {row.due_at or 'none'}: no time recorded, so no late penalty."
+    line = f"Submitted {row.submitted_at}, deadline {row.due_at}: {row.late_note}."
+    if row.penalty:
+        line += f" Score before the penalty {row.raw:g}, after it {row.score:g}."
+    return line
 
 
 def render_feedback(row: SubmissionRow) -> str:
@@ -28,16 +63,20 @@ def render_feedback(row: SubmissionRow) -> str:
     if row.status == ERROR or not report:
         lines += ["Your submission could not be graded.", "", f"Reason: {_text(row.message or 'unknown')}", ""]
         return "\n".join(lines)
-    lines += [f"**Score: {row.score:g} / {row.max_score:g}**", "", "| task | score | status |", "| --- | ---: | --- |"]
+    lines += [f"**Score: {row.score:g} / {row.max_score:g}**", ""]
+    late = lateness_line(row)
+    if late:
+        lines += [_text(late), ""]
+    lines += ["| task | score | status |", "| --- | ---: | --- |"]
     for task in report.get("tasks", []):
-        lines.append(f"| {_text(task.get('title', task['id'])).replace('|', '&#124;')} | "
+        lines.append(f"| {_text(task.get('title', task['id']))} | "
                      f"{task['score']:g} / {task['max_score']:g} | {_text(task.get('status', ''))} |")
     for task in report.get("tasks", []):
         lines += _task_section(task)
     if report.get("notes"):
         lines += ["", "## Notes", ""] + [f"- {_text(note)}" for note in report["notes"]]
     if report.get("student_output"):
-        lines += ["", "## What your code printed", "", _fence(str(report["student_output"]))]
+        lines += ["", "## What your code printed", "", _fence(without_paths(str(report["student_output"])))]
     environment = report.get("environment", {})
     lines += ["", f"_Graded in {report.get('seconds', 0):g} s; seed {_text(environment.get('seed'))}; "
                   f"torch {_text(environment.get('torch'))}._", ""]
@@ -49,10 +88,66 @@ def _task_section(task: dict[str, Any]) -> list[str]:
                  f"({_text(task.get('status', ''))})", "", _text(task.get("feedback", "")), ""]
     for check in task.get("checks", []):
         mark = "passed" if check.get("status") == "passed" else check.get("status", "")
-        line = f"- [{_text(mark)}] {_text(check.get('description', check.get('name', '')))}"
+        line = f"- \\[{_text(mark)}\\] {_text(check.get('description', check.get('name', '')))}"
         if check.get("message"):
             line += f": {_text(check['message'])}"
         lines.append(line)
         if check.get("hint"):
             lines.append(f"  - Hint: {_text(check['hint'])}")
     return lines
+
+
+_STYLE = """body{font-family:system-ui,sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem;line-height:1.45;
+color:#222}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .6rem;text-align:left}
+td.n{text-align:right}.passed{color:#1a7f37}.failed,.error,.timeout{color:#b3261e}.not_implemented{color:#8a6d00}
+pre{background:#f6f8fa;padding:.6rem;overflow:auto}.hint{color:#555}"""
+
+
+def _h(value: Any) -> str:
+    return html.escape(without_paths(" ".join(str(value).split())))
+
+
+def render_feedback_html(row: SubmissionRow) -> str:
+    """A student's feedback as one self-contained HTML page (inline style, no scripts, no external resources)."""
+    report = row.report or {}
+    title = f"{report.get('assignment', row.assignment)}: feedback for {row.student}"
+    body = [f"<h1>{_h(title)}</h1>"]
+    if row.status == ERROR or not report:
+        body += ["<p>Your submission could not be graded.</p>", f"<p>Reason: {_h(row.message or 'unknown')}</p>"]
+    else:
+        body.append(f"<p><strong>Score: {row.score:g} / {row.max_score:g}</strong></p>")
+        late = lateness_line(row)
+        if late:
+            body.append(f"<p>{_h(late)}</p>")
+        body.append("<table><tr><th>task</th><th>score</th><th>status</th></tr>")
+        for task in report.get("tasks", []):
+            status = str(task.get("status", ""))
+            body.append(f"<tr><td>{_h(task.get('title', task['id']))}</td><td class=n>{task['score']:g} / "
+                        f"{task['max_score']:g}</td><td class=\"{_h(status)}\">{_h(status)}</td></tr>")
+        body.append("</table>")
+        for task in report.get("tasks", []):
+            body += _task_html(task)
+        if report.get("notes"):
+            body += ["<h2>Notes</h2><ul>"] + [f"<li>{_h(n)}</li>" for n in report["notes"]] + ["</ul>"]
+        if report.get("student_output"):
+            body.append("<h2>What your code printed</h2><pre>"
+                        f"{html.escape(without_paths(str(report['student_output'])))}</pre>")
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{_h(title)}</title>"
+            f"<style>{_STYLE}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def _task_html(task: dict[str, Any]) -> list[str]:
+    status = str(task.get("status", ""))
+    lines = [f"<h2>{_h(task.get('title', task['id']))}: {task['score']:g} / {task['max_score']:g} "
+             f"(<span class=\"{_h(status)}\">{_h(status)}</span>)</h2>", f"<p>{_h(task.get('feedback', ''))}</p>",
+             "<ul>"]
+    for check in task.get("checks", []):
+        mark = str(check.get("status", ""))
+        item = f"<li><span class=\"{_h(mark)}\">[{_h(mark)}]</span> " \
+               f"{_h(check.get('description', check.get('name', '')))}"
+        if check.get("message"):
+            item += f": {_h(check['message'])}"
+        if check.get("hint"):
+            item += f"<br><span class=hint>Hint: {_h(check['hint'])}</span>"
+        lines.append(item + "</li>")
+    return lines + ["</ul>"]

@@ -1,39 +1,83 @@
-"""Gradescope's results.json from a GradeReport."""
+"""Gradescope's results.json: one test per task, each with the visibility the manifest sets for it."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from autograder.reports.results import PASSED, GradeReport
+from autograder.reports.results import PASSED, CheckResult, GradeReport, TaskResult
+from autograder.spec.assignment import Assignment
+from autograder.spec.late import Lateness
 
 
-def render_gradescope(report: GradeReport) -> str:
-    """A results.json following Gradescope's autograder specification (one test per task)."""
-    tests = []
-    for number, task in enumerate(report.tasks, start=1):
-        lines = [task.feedback]
-        for check in task.checks:
-            mark = "passed" if check.passed else check.status
-            detail = f": {check.message}" if check.message else ""
-            hint = f" Hint: {check.hint}" if check.hint else ""
-            lines.append(f"[{mark}] {check.description}{detail}{hint}")
+def render_gradescope(report: GradeReport, spec: Assignment | None = None, late: Lateness | None = None) -> str:
+    """A results.json following Gradescope's autograder specification (one test per task).
+
+    Args:
+        report: The grade report.
+        spec: The assignment, for the visibilities its manifest sets (``[gradescope]``, a task's ``visibility``
+            and ``check_visibility``); without it everything is visible and stdout hidden.
+        late: The submission's lateness (from Gradescope's submission metadata): the score is the final one and
+            the output says why.
+
+    Returns:
+        The JSON text.
+    """
+    task_visibility = {t.id: t.visibility for t in spec.tasks} if spec else {}
+    check_visibility = {t.id: dict(t.check_visibility) for t in spec.tasks} if spec else {}
+    tests: list[dict[str, Any]] = []
+    for task in report.tasks:
+        visibility = task_visibility.get(task.id, "visible")
+        own = check_visibility.get(task.id, {})
+        shown = [c for c in task.checks if own.get(c.name, visibility) == visibility]
         tests.append({
             "name": f"{task.id}: {task.title}",
-            "number": str(number),
+            "number": str(len(tests) + 1),
             "score": task.score,
             "max_score": task.max_score,
             "status": "passed" if task.status == PASSED else "failed",
-            "output": "\n".join(lines),
-            "visibility": "visible",
+            "output": "\n".join([task.feedback] + [_line(c) for c in shown]),
+            "visibility": visibility,
         })
+        tests += _separate_checks(task, own, visibility, len(tests))
     output = "\n".join(report.notes)
+    score = report.score
+    if late is not None:
+        score = late.final(report.score)
+        line = f"Lateness: {late.note}."
+        if late.penalty:
+            line += f" Score before the penalty {report.score:g}, after it {score:g}."
+        output = line + ("\n" + output if output else "")
     if report.student_output:
         output += ("\n\n" if output else "") + "Your code printed:\n" + report.student_output
     return json.dumps({
-        "score": report.score,
+        "score": score,
         "execution_time": report.seconds,
         "output": output,
-        "visibility": "visible",
-        "stdout_visibility": "hidden",
+        "visibility": spec.visibility if spec else "visible",
+        "stdout_visibility": spec.stdout_visibility if spec else "hidden",
         "tests": tests,
     }, indent=2) + "\n"
+
+
+def _line(check: CheckResult) -> str:
+    mark = "passed" if check.passed else check.status
+    detail = f": {check.message}" if check.message else ""
+    hint = f" Hint: {check.hint}" if check.hint else ""
+    return f"[{mark}] {check.description}{detail}{hint}"
+
+
+def _separate_checks(task: TaskResult, own: dict[str, str], visibility: str, numbered: int) -> list[dict[str, Any]]:
+    """Checks whose visibility differs from their task's, as unscored tests of their own (the task keeps the
+    points: Gradescope adds no test scores when results.json has a top-level score)."""
+    groups: dict[str, list[CheckResult]] = {}
+    for check in task.checks:
+        wanted = own.get(check.name, visibility)
+        if wanted != visibility:
+            groups.setdefault(wanted, []).append(check)
+    return [{"name": f"{task.id}: {task.title} ({wanted.replace('_', ' ')} checks)",
+             "number": str(numbered + index),
+             "status": "passed" if all(c.passed for c in checks) else "failed",
+             "output": "\n".join(_line(c) for c in checks),
+             "visibility": wanted}
+            for index, (wanted, checks) in enumerate(sorted(groups.items()), start=1)]

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from autograder.errors import AssignmentError
+from autograder.spec.late import LatePolicy, parse_when, policy_from_table
 from autograder.util.paths import PACKAGE_ROOT
 from autograder.util.tomlio import TOMLDecodeError, load_toml
 
 MANIFEST = "assignment.toml"
 ASSIGNMENTS_ENV = "GRADER_ASSIGNMENTS"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")  # Gradescope's test visibilities
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,8 @@ class Task:
         slow: Whether grading the task is expensive (e.g. trains a model); the audit grades it only when
             a mutation edits its files.
         assets: Files of ``hidden/assets/`` its checks read through ``ctx.assets``.
+        visibility: When Gradescope shows the task's test to the student (one of ``VISIBILITIES``).
+        check_visibility: ``(check name, visibility)`` pairs for checks shown at another time than their task.
     """
 
     id: str
@@ -42,6 +47,8 @@ class Task:
     timeout: float = 20.0
     slow: bool = False
     assets: tuple[str, ...] = ()
+    visibility: str = "visible"
+    check_visibility: tuple[tuple[str, str], ...] = ()
 
     @property
     def modules(self) -> tuple[str, ...]:
@@ -91,6 +98,10 @@ class Assignment:
         public_tests: Folder of the public tests.
         tasks: Graded code tasks, in report order.
         quiz: The quiz, if any.
+        due: The deadline (timezone-aware), or None.
+        late: How work after the deadline loses points.
+        visibility: Gradescope's top-level visibility of the results (``[gradescope] visibility``).
+        stdout_visibility: Whether Gradescope shows the autograder's output (``[gradescope] stdout_visibility``).
     """
 
     name: str
@@ -107,6 +118,10 @@ class Assignment:
     quiz: Quiz | None = None
     max_output_bytes: int = 64 * 1024
     memory_mb: int = 2048
+    due: datetime | None = None
+    late: LatePolicy = field(default_factory=LatePolicy)
+    visibility: str = "visible"
+    stdout_visibility: str = "hidden"
 
     @property
     def private_folders(self) -> list[Path]:
@@ -209,6 +224,10 @@ def _build(name: str, folder: Path, data: dict) -> Assignment:
         quiz=quiz,
         max_output_bytes=int(meta.get("max_output_bytes", 64 * 1024)),
         memory_mb=int(meta.get("memory_mb", 2048)),
+        due=parse_when(meta["due"], "[assignment] due") if "due" in meta else None,
+        late=policy_from_table(data.get("late", {})),
+        visibility=str(data.get("gradescope", {}).get("visibility", "visible")),
+        stdout_visibility=str(data.get("gradescope", {}).get("stdout_visibility", "hidden")),
     )
     _validate(assignment)
     return assignment
@@ -225,6 +244,8 @@ def _build_task(folder: Path, raw: dict) -> Task:
         timeout=float(raw.get("timeout", 20.0)),
         slow=bool(raw.get("slow", False)),
         assets=tuple(raw.get("assets", ())),
+        visibility=str(raw.get("visibility", "visible")),
+        check_visibility=tuple((str(k), str(v)) for k, v in raw.get("check_visibility", {}).items()),
     )
 
 
@@ -244,6 +265,15 @@ def _build_quiz(folder: Path, raw: dict) -> Quiz:
 def _validate(assignment: Assignment) -> None:
     if assignment.quiz and assignment.quiz.feedback not in QUIZ_FEEDBACK:
         raise ValueError(f"quiz feedback must be one of {', '.join(QUIZ_FEEDBACK)}, not {assignment.quiz.feedback!r}")
+    for where, value in [("[gradescope] visibility", assignment.visibility),
+                         ("[gradescope] stdout_visibility", assignment.stdout_visibility),
+                         *((f"task {t.id!r} visibility", t.visibility) for t in assignment.tasks),
+                         *((f"task {t.id!r} check_visibility {name!r}", value) for t in assignment.tasks
+                           for name, value in t.check_visibility)]:
+        if value not in VISIBILITIES:
+            raise ValueError(f"{where} must be one of {', '.join(VISIBILITIES)}, not {value!r}")
+    if assignment.late.rate and assignment.due is None:
+        raise ValueError("[late] penalty is set but [assignment] due is not; add the deadline")
     ids = assignment.task_ids
     if len(set(ids)) != len(ids):
         raise ValueError(f"duplicate task ids in {ids}")

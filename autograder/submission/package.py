@@ -92,16 +92,18 @@ def _check_member(archive: Path, member: zipfile.ZipInfo) -> None:
         raise SubmissionError(f"{archive.name}: symbolic link {member.filename!r} in archive")
 
 
-def find_package(root: Path, assignment: Assignment) -> Path:
+def find_package(root: Path, assignment: Assignment, label: str | None = None) -> Path:
     """Locate the student's package folder at or under ``root``.
 
     Accepts the package folder itself, a folder containing it (a repository root, Gradescope's
     ``/autograder/submission``) up to a few levels deep, or a folder holding the package's files directly.
+    Messages name the submission by ``label`` (default: the folder's name), never by a path of this machine.
 
     Raises:
         SubmissionError: If no package is found, or several are.
     """
     marker_files = {f for f in assignment.student_files if f.endswith(".py") and f != "__init__.py"}
+    label = label or root.name or "the submission"
     if _looks_like_package(root, marker_files):
         return root
     candidates = [
@@ -113,10 +115,12 @@ def find_package(root: Path, assignment: Assignment) -> Path:
     candidates = [c for c in candidates if "__MACOSX" not in c.parts]
     if not candidates:
         expected = ", ".join(sorted(marker_files))
-        raise SubmissionError(f"no {assignment.package}/ package found in {root} (looked for {expected})")
+        raise SubmissionError(f"no {assignment.package}/ package found in {label} "
+                              f"(looked for {expected})")
     if len(candidates) > 1:
         listed = ", ".join(str(c.relative_to(root)) for c in candidates[:4])
-        raise SubmissionError(f"several candidate {assignment.package}/ packages in {root}: {listed}")
+        raise SubmissionError(f"several candidate {assignment.package}/ packages in {label}: "
+                              f"{listed}")
     return candidates[0]
 
 
@@ -156,16 +160,26 @@ def prepare_submission(path: Path, assignment: Assignment, scratch: Path) -> Pre
     """
     if not path.exists():
         raise SubmissionError(f"submission not found: {path}")
-    from autograder.submission.notebook import is_notebook, use_notebook  # a notebook is extracted (read, never run) into a package
+    from autograder.submission.notebook import is_notebook, use_notebook  # a notebook is read, never run
 
+    label = path.name
     if path.is_file() and not is_notebook(path):
         if not zipfile.is_zipfile(path):
-            raise SubmissionError(f"{path} is neither a folder nor a zip archive (nor a .ipynb notebook)")
+            raise SubmissionError(f"{path.name} is neither a folder nor a zip archive (nor a .ipynb notebook)")
         path = unpack_zip(path, scratch / "unzipped")
-    path, notebook_notes = use_notebook(path, assignment, scratch)
-    source = find_package(path.absolute(), assignment)
+    try:
+        found, notebook_notes = use_notebook(path, assignment, scratch)
+        source = find_package(found.absolute(), assignment, label)
+    except SubmissionError:
+        archive = _single_zip(path) if path.is_dir() else None
+        if archive is None:
+            raise
+        # Gradescope keeps an uploaded zip as it is, inside /autograder/submission/: grade what it holds.
+        label = archive.name
+        found, notebook_notes = use_notebook(unpack_zip(archive, scratch / "inner"), assignment, scratch)
+        source = find_package(found.absolute(), assignment, label)
     if source.is_symlink():  # e.g. a repository's package folder -> a copy of the reference elsewhere
-        raise SubmissionError(f"the {assignment.package}/ package folder is a symbolic link ({source}); submit the "
+        raise SubmissionError(f"the {assignment.package}/ package folder is a symbolic link; submit the "
                               f"files themselves")
     workdir = scratch / "submission"
     package_dir = workdir / assignment.package
@@ -189,6 +203,14 @@ def prepare_submission(path: Path, assignment: Assignment, scratch: Path) -> Pre
     prepared.ignored.extend(notebook_notes + _ignored_files(source, set(assignment.student_files)))
     prepared.digest = digest.hexdigest()
     return prepared
+
+
+def _single_zip(folder: Path) -> Path | None:
+    """The one zip archive at the top of a folder (not a link), if there is exactly one."""
+    if not folder.is_dir():
+        return None
+    archives = [p for p in folder.iterdir() if p.suffix.lower() == ".zip" and p.is_file() and not p.is_symlink()]
+    return archives[0] if len(archives) == 1 else None
 
 
 def _use_original_init(prepared: PreparedSubmission, assignment: Assignment) -> None:

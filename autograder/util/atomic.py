@@ -1,4 +1,4 @@
-"""Write a file atomically (temporary file, fsync, rename), so a crash never leaves half a report."""
+"""Atomic file writes: readers see the old file or the whole new one, never half of it."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
+def write_atomic(path: Path, data: str | bytes, mode: int = 0o644) -> None:
     """Write a file so that readers see either the old content or the whole new content.
 
     Args:
         path: The file to write (its folder is created if missing).
         data: Text (written as UTF-8) or bytes.
+        mode: Its permissions (mkstemp's temporary file is private; reports and feedback are handed out).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -21,6 +22,7 @@ def write_atomic(path: Path, data: str | bytes) -> None:
             handle.write(data.encode("utf-8") if isinstance(data, str) else data)
             handle.flush()
             os.fsync(handle.fileno())
+            os.fchmod(handle.fileno(), mode)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

@@ -329,7 +329,8 @@ def test_gradebook_and_report_commands(tmp_path: Path) -> None:
                                     "--feedback", str(tmp_path / "fb")])
     assert exported.exit_code == 0, exported.output
     assert (tmp_path / "g.csv").read_text().splitlines() == [
-        "student,scale,total,max_score,status", "'=cmd,0,0,1,graded", "bob,1,1,1,graded"]
+        "student,scale,raw_score,submitted_at,lateness,penalty,total,max_score,status",
+        "'=cmd,0,0,,,0%,0,1,graded", "bob,1,1,,,0%,1,1,graded"]
     assert "Hint: multiply, do not add" in (tmp_path / "fb" / "_cmd.md").read_text()
     reported = runner.invoke(main, ["report", str(tmp_path / "all.db"), "--out", str(tmp_path / "r"), "--no-figure"])
     assert reported.exit_code == 0 and (tmp_path / "r" / "class_report.md").is_file()
@@ -387,11 +388,12 @@ def test_real_batch_with_hostile_submissions(graded_class: tuple[Path, Path, obj
 def test_csv_is_formula_safe_and_feedback_written(graded_class: tuple[Path, Path, object]) -> None:
     base, _, _ = graded_class
     table = list(csv.reader((base / "class.csv").read_text().splitlines()))
-    assert table[0] == ["student", "scale", "row_sums", "total", "max_score", "status"]
+    assert table[0] == ["student", "scale", "row_sums", "raw_score", "submitted_at", "lateness", "penalty", "total",
+                        "max_score", "status"]
     assert sorted(row[0] for row in table[1:]) == sorted(["'+plus", "'-minus", "'=HYPERLINK(1)", "'@at", "alice",
                                                           "bob", "carol", "dave"])
     assert all(not cell.startswith(("=", "+", "-", "@")) for row in table for cell in row)
-    assert ["bob", "2", "0", "2", "5", "graded"] in table
+    assert ["bob", "2", "0", "2", "", "", "0%", "2", "5", "graded"] in table
     feedback = (base / "feedback" / "bob.md").read_text()
     assert "**Score: 2 / 5**" in feedback and "Hint: You summed each column" in feedback
     assert "could not be imported" in (base / "feedback" / "carol.md").read_text()
