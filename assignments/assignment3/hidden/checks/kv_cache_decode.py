@@ -202,7 +202,9 @@ def _versioned_outputs(decode, ref, ctx, name):
     return outputs
 
 
-def _same_as_reference(what, explanation):
+def _same_as_reference(explanation):
+    """A verifier comparing every output with the reference's (float32), explaining a difference in words."""
+
     def verify(student, reference, ctx):
         from autograder.compare import TOLERANCES, compare_value
 
@@ -215,7 +217,7 @@ def _same_as_reference(what, explanation):
 
 
 @check("kv_cache_decode", weight=3, compare_reference=False,
-       verify=_same_as_reference("decode_with_cache", "differs from a decoder that computes each token's key and "
+       verify=_same_as_reference("differs from a decoder that computes each token's key and "
                                  "value once, at its own step, and reuses them from the cache at every later step "
                                  "(are earlier keys or values computed again?)"),
        description="decode_with_cache computes each token's key and value once, at its own step, and reuses them "
@@ -225,7 +227,7 @@ def cached_keys_computed_once(impl, ref, ctx):
 
 
 @check("kv_cache_decode", weight=1, compare_reference=False,
-       verify=_same_as_reference("decode_without_cache", "differs from a decoder that recomputes the keys and values "
+       verify=_same_as_reference("differs from a decoder that recomputes the keys and values "
                                  "of the whole prefix at every step (does it reuse earlier keys or values?)"),
        description="decode_without_cache recomputes the keys and values of the whole prefix at every step (keys or "
                    "values reused from earlier steps show)")
