@@ -17,6 +17,18 @@ def values(outputs):
     return {GATE + name: value for name, value in outputs.items()}
 
 
+def values_of(compute):
+    """``values(compute())``; if the call raises (other than NotImplementedError), one gate value naming the
+    exception instead, so that the property check fails (and can be diagnosed) rather than erring."""
+    try:
+        outputs = compute()
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the exception's type is the value
+        return {GATE + "the ordinary call": f"raised {type(exc).__name__}"}
+    return values(outputs)
+
+
 def _split(outputs):
     gate = {name: value for name, value in outputs.items() if name.startswith(GATE)}
     rest = {name: value for name, value in outputs.items() if not name.startswith(GATE)}
