@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from autograder.spec.assignment import Assignment
-from autograder.submission.notebook import ANSWERS_NAME, parse_layout
-from autograder.spec.quiz import load_questions
 from autograder.authoring.template import STUDENT_README, TemplateError, render_template
+from autograder.spec.assignment import Assignment
+from autograder.spec.quiz import load_questions
+from autograder.submission.notebook import ANSWERS_NAME, parse_layout
 from autograder.util.paths import display_path
 
 _ITEM = re.compile(r"^\d+\.\s", re.MULTILINE)

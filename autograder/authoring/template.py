@@ -300,7 +300,9 @@ def template_drift(assignment: Assignment, folder: Path | None = None) -> list[s
     Returns:
         One line per differing, missing or unexpected file.
     """
-    from autograder.authoring.notebook_template import notebook_drift  # the student notebook beside the package, same source
+    from autograder.authoring.notebook_template import (
+        notebook_drift,  # the student notebook beside the package, same source
+    )
 
     folder = folder or assignment.template
     expected = render_template(assignment)
@@ -367,7 +369,9 @@ def generate_template(assignment: Assignment, destination: Path | None = None) -
     Raises:
         TemplateError: If the reference's markers are invalid, nbgrader is missing, or a file does not parse.
     """
-    from autograder.authoring.notebook_template import write_notebook  # the student notebook beside the package, same source
+    from autograder.authoring.notebook_template import (
+        write_notebook,  # the student notebook beside the package, same source
+    )
 
     destination = destination or assignment.template
     files = render_template(assignment)

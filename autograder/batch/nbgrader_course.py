@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.spec.assignment import Assignment
 from autograder.errors import GraderError
+from autograder.spec.assignment import Assignment
 from autograder.util.safety import printable
 
 SUBMITTED = "submitted"

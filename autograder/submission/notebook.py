@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.spec.assignment import Assignment, assignments_root
 from autograder.errors import SubmissionError
+from autograder.spec.assignment import Assignment, assignments_root
 
 # nbformat is not imported here: its import costs seconds (jsonschema), which would dominate grading a notebook.
 # The file format (nbformat 4, and nbformat 3's worksheets) is plain JSON and read as such.
@@ -861,8 +861,8 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
     Returns:
         The check outcome (``grader check``'s ``CheckOutcome``); end the cell with ``;`` to hide it.
     """
-    from autograder.spec.assignment import load_assignment
     from autograder.public.runner import render_check, run_public_tests
+    from autograder.spec.assignment import load_assignment
 
     spec = load_assignment(assignment)
     if task is not None and task not in spec.task_ids:

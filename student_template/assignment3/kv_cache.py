@@ -11,7 +11,10 @@ def decode_with_cache(layer: MultiHeadAttention, tokens: torch.Tensor) -> torch.
     At step t only token t goes through q_proj, k_proj and v_proj (input of
     shape (batch, 1, dim)); its key and value are appended to the cache and
     its single query attends over every cached key. No mask is needed: the
-    cache holds only the past and the present.
+    cache holds only the past and the present. Each token's key and value
+    are computed once, at its own step, and read back from the cache at
+    every later step (never computed again, by any means). Call the layer's
+    modules (layer.q_proj(...), ...) rather than using their weights.
 
     Args:
         layer: The attention layer whose projections are used.
@@ -27,8 +30,9 @@ def decode_with_cache(layer: MultiHeadAttention, tokens: torch.Tensor) -> torch.
 def decode_without_cache(layer: MultiHeadAttention, tokens: torch.Tensor) -> torch.Tensor:
     """Run causal self-attention one token at a time, recomputing the prefix.
 
-    At step t the whole prefix tokens[:, :t + 1] is projected again and
-    attended causally; only the last row is kept.
+    At step t the whole prefix tokens[:, :t + 1] is projected again (its
+    keys and values recomputed through k_proj and v_proj, nothing reused
+    from earlier steps) and attended causally; only the last row is kept.
 
     Args:
         layer: The attention layer whose projections are used.

@@ -117,9 +117,13 @@ def test_the_mask_type_is_judged_on_the_decoded_value_not_on_a_reported_name():
     from autograder.judge.transport import Foreign
 
     check = next(c for c in CHECKS["causal_mask"] if c.name.endswith("mask_dtype_and_shape"))
-    spoof = {"causal_mask(1)": Foreign("assignment3.attention.Tensor"), "causal_mask(6)": torch.ones(6, 6)}
-    messages = list(check.verify(spoof, None, Context(1)))
+    right = {f"causal_mask({n})": torch.ones(n, n, dtype=torch.bool).triu(1) for n in (1, 6)}
+    pattern = {f"values: causal_mask({n}) as bool": mask for n, mask in zip((1, 6), right.values())}
+    reference = {**right, **pattern}
+    spoof = {"causal_mask(1)": Foreign("assignment3.attention.Tensor"), "causal_mask(6)": torch.ones(6, 6), **pattern}
+    messages = list(check.verify(spoof, reference, Context(1)))
     assert messages == ["causal_mask(1) must return a torch.Tensor, got assignment3.attention.Tensor",
                         "causal_mask(6) must be a bool tensor, got a floating-point dtype (torch.float32)"]
-    right = {f"causal_mask({n})": torch.ones(n, n, dtype=torch.bool).triu(1) for n in (1, 6)}
-    assert list(check.verify(right, None, Context(1))) == []
+    assert list(check.verify(reference, reference, Context(1))) == []
+    blind = {name: torch.zeros_like(mask) for name, mask in reference.items()}  # bool, (n, n), all False
+    assert list(check.verify(blind, reference, Context(1))), "a mask of the right type but no pattern earned the check"

@@ -158,7 +158,14 @@ def test_the_size_type_is_judged_on_the_decoded_value_not_on_a_reported_name(ass
     from autograder.judge.transport import Foreign
 
     check = _checks(assignment3, "kv_cache_bytes")["returns_int"]
+    sizes = {"kv_cache_bytes(3, 5, 7, 11, 13, 17)": 2 * 3 * 5 * 7 * 11 * 13 * 17,
+             "kv_cache_bytes(32, 8, 128, 4096, 1, 2)": 2 * 32 * 8 * 128 * 4096 * 2}
+    numbers = {f"values: {name} as a number": size for name, size in sizes.items()}
+    reference = {**sizes, **numbers}
     messages = list(check.verify({"kv_cache_bytes(3, 5, 7, 11, 13, 17)": Foreign("assignment3.kv_cache.int"),
-                                  "kv_cache_bytes(32, 8, 128, 4096, 1, 2)": 4.0}, None, Context(1)))
+                                  "kv_cache_bytes(32, 8, 128, 4096, 1, 2)": 4.0, **numbers}, reference, Context(1)))
     assert messages == ["kv_cache_bytes(3, 5, 7, 11, 13, 17) must return a Python int, got assignment3.kv_cache.int",
                         "kv_cache_bytes(32, 8, 128, 4096, 1, 2) must return a Python int, got float"]
+    assert list(check.verify(reference, reference, Context(1))) == []
+    constant = {name: 0 for name in reference}  # ints, but not the sizes
+    assert list(check.verify(constant, reference, Context(1))), "a constant int earned the type check"

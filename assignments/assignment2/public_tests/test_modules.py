@@ -4,8 +4,6 @@ import math
 
 import pytest
 import torch
-from torch import nn
-
 from assignment2.modules import (
     CausalSelfAttention,
     MultiHeadCausalAttention,
@@ -13,6 +11,7 @@ from assignment2.modules import (
     SelfAttention,
     copy_stacked_to_split,
 )
+from torch import nn
 
 RTOL, ATOL = 1e-5, 1e-6
 

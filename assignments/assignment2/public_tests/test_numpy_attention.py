@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from assignment2.numpy_attention import attention, self_attention, soft_attention, softmax
 
 # The notes' toy example: one decoder query and three encoder states.

@@ -2,8 +2,6 @@
 
 import pytest
 import torch
-from torch import nn
-
 from assignment3.attention import (
     MultiHeadAttention,
     TransformerBlock,
@@ -12,6 +10,7 @@ from assignment3.attention import (
     scaled_dot_product_attention,
     split_heads,
 )
+from torch import nn
 
 RTOL, ATOL = 1e-5, 1e-6
 BATCH, HEADS, N_QUERIES, N_KEYS, D_HEAD = 3, 4, 7, 10, 8

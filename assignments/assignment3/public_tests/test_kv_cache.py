@@ -2,7 +2,6 @@
 
 import pytest
 import torch
-
 from assignment3.attention import MultiHeadAttention
 from assignment3.kv_cache import decode_with_cache, decode_without_cache, kv_cache_bytes
 

@@ -4,7 +4,6 @@ import math
 
 import pytest
 import torch
-
 from assignment3.positions import sinusoidal_positions
 
 RTOL, ATOL = 1e-5, 1e-6

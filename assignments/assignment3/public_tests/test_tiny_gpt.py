@@ -4,8 +4,6 @@ import math
 
 import pytest
 import torch
-from torch import nn
-
 from assignment3.tiny_gpt import (
     VOCAB,
     TinyGPT,
@@ -15,6 +13,7 @@ from assignment3.tiny_gpt import (
     progression_batch,
     train,
 )
+from torch import nn
 
 
 class CountingModel(nn.Module):

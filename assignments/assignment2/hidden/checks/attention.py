@@ -3,6 +3,11 @@
 The student's function runs with the reference softmax. Projections have d_in != d_k != d_v so that a scale by
 the wrong width, or values taken from the wrong projection, cannot pass by accident; shapes include a single
 token and batches.
+
+Large scores: inputs and projections of large magnitude give scores in the thousands to tens of thousands, in
+float64. A softmax written inline without subtracting the maximum gives NaN there, and a finite mask value
+(a fill of -1e4, or -1e4 added) is overcome; -inf, -1e9 and np.finfo min masks agree with the reference. The
+property checks are gated on the values (autograder.probe.gated): a function that computes nothing cannot earn them.
 """
 
 import functools
@@ -10,7 +15,7 @@ import functools
 import numpy as np
 import torch
 
-from autograder.probe import check
+from autograder.probe import check, gate_values, gated
 
 SHAPES = [  # (leading batch dims, n, d_in, d_k, d_v)
     ((), 5, 4, 3, 6),
@@ -90,15 +95,16 @@ def _rows(student, reference, ctx):
         yield "with causal=True, every token must still attend to itself and to every earlier token"
 
 
-@check("attention", weight=2, verify=_rows, compare_reference=False,
+@check("attention", weight=2, verify=gated(_rows, what="attention"), compare_reference=False,
        description="rows of the weights sum to 1; with causal=True weights above the diagonal are exactly 0 and "
                    "none on or below it")
 @_quiet
 def rows_and_mask(impl, ref, ctx):
     X, W_q, W_k, W_v = _inputs(ctx, (2,), 6, 4, 3, 5)
-    _, weights = impl.numpy_attention.attention(X, W_q, W_k, W_v)
-    _, causal = impl.numpy_attention.attention(X, W_q, W_k, W_v, causal=True)
-    return {"weights": weights, "weights with causal=True": causal}
+    Z, weights = impl.numpy_attention.attention(X, W_q, W_k, W_v)
+    Z_causal, causal = impl.numpy_attention.attention(X, W_q, W_k, W_v, causal=True)
+    return {"weights": weights, "weights with causal=True": causal,
+            **gate_values({"Z for X (2, 6, 4)": Z, "Z with causal=True for X (2, 6, 4)": Z_causal})}
 
 
 def _future_and_order(student, reference, ctx):
@@ -116,7 +122,7 @@ def _future_and_order(student, reference, ctx):
         yield "without a mask, permuting the tokens must permute the outputs the same way"
 
 
-@check("attention", weight=2, verify=_future_and_order, compare_reference=False,
+@check("attention", weight=2, verify=gated(_future_and_order, what="attention"), compare_reference=False,
        description="with causal=True a later token never changes earlier outputs; without a mask, permuting the "
                    "tokens permutes the outputs")
 @_quiet
@@ -126,10 +132,40 @@ def causality_and_equivariance(impl, ref, ctx):
     changed = X.copy()
     changed[-1] += _array(ctx, 4, scale=3.0)
     order = torch.randperm(7, generator=ctx.generator).numpy()
+    causal_Z = attention(X.copy(), W_q, W_k, W_v, causal=True)[0]
     return {
-        "causal Z": attention(X.copy(), W_q, W_k, W_v, causal=True)[0],
+        **gate_values({"Z with causal=True for X (7, 4)": causal_Z}),
+        "causal Z": causal_Z,
         "causal Z with the last token changed": attention(changed, W_q, W_k, W_v, causal=True)[0],
         "Z": attention(X.copy(), W_q, W_k, W_v)[0],
         "Z of permuted tokens": attention(X[order].copy(), W_q, W_k, W_v)[0],
         "order": order,
     }
+
+
+LARGE_SHAPES = [  # (leading batch dims, n, d_in, d_k, d_v)
+    ((2,), 6, 5, 4, 3),
+    ((), 7, 8, 6, 5),
+]
+
+
+def _large_inputs(ctx, lead, n, d_in, d_k, d_v):
+    """Tokens of scale 10 and projections of scale 3: scores of several thousands, spreads beyond 1e4."""
+    return (_array(ctx, *lead, n, d_in, scale=10.0), _array(ctx, d_in, d_k, scale=3.0),
+            _array(ctx, d_in, d_k, scale=3.0), _array(ctx, d_in, d_v))
+
+
+@check("attention", weight=2,
+       description="large scores (thousands to tens of thousands), without and with causal=True: finite, correct "
+                   "Z and weights, masked keys get no weight however large their scores")
+@_quiet
+def large_scores(impl, ref, ctx):
+    outputs = {}
+    for shape in LARGE_SHAPES:
+        X, W_q, W_k, W_v = _large_inputs(ctx, *shape)
+        for causal in (False, True):
+            Z, weights = impl.numpy_attention.attention(X, W_q, W_k, W_v, causal=causal)
+            suffix = " with causal=True" if causal else ""
+            outputs[f"Z{suffix} for large {_label(X, W_q, W_v)}"] = Z
+            outputs[f"weights{suffix} for large {_label(X, W_q, W_v)}"] = weights
+    return outputs

@@ -7,12 +7,16 @@ vector is [e_i, 1]), so in train mode the output shows every dropped-out attenti
 features) next to their sum (the last one). Dropout on the weights gives entries that are either 0 or
 2x the eval-mode weight (p = 0.5) whose sum is the last feature; dropout on the scores, the values or the
 output cannot produce that, whatever random numbers it draws.
+
+Large inputs (scores in the thousands, the first token's own score in the tens of thousands, "deep" tolerance)
+catch a softmax written without subtracting the maximum and a finite mask value that large scores overcome. The causality, mask-buffer and
+structure checks are gated on the values (autograder.probe.gated): a layer that computes nothing cannot earn them.
 """
 
 import torch
 from _dropout_probe import dropout_verdict, one_hot_tokens, readable_value_weight
 
-from autograder.probe import check, raised
+from autograder.probe import check, gate_values, gate_values_of, gated, raised
 
 SHAPES = [  # (d_in, d_out, context_length, batch, n, bias)
     (4, 6, 8, 2, 5, False),
@@ -31,6 +35,20 @@ def _layer(impl, ctx, d_in, d_out, context_length, dropout=0.0, bias=False, scal
     ctx.seed_torch()
     layer = impl.modules.CausalSelfAttention(d_in, d_out, context_length, dropout=dropout, bias=bias)
     return ctx.init_module(layer, scale=scale)
+
+
+WHAT = "CausalSelfAttention"
+
+
+def _ordinary_call(impl, ctx):
+    layer = _layer(impl, ctx, 5, 3, 8)
+    with torch.no_grad():
+        return {"CausalSelfAttention(5, 3, 8, dropout=0.0)(x of shape (2, 6, 5))": layer(ctx.randn(2, 6, 5))}
+
+
+def _gate(impl, ctx):
+    """The gate values of one ordinary call (see autograder.probe.gating); an exception there fails the property check."""
+    return gate_values_of(lambda: _ordinary_call(impl, ctx))
 
 
 
@@ -96,7 +114,7 @@ def _future_unchanged(student, reference, ctx):
         yield "the last token must still attend to itself"
 
 
-@check("causal_self_attention", weight=1, verify=_future_unchanged, compare_reference=False,
+@check("causal_self_attention", weight=1, verify=gated(_future_unchanged, what=WHAT), compare_reference=False,
        description="changing a later token never changes the outputs of earlier tokens (eval mode)")
 def causality(impl, ref, ctx):
     layer = _layer(impl, ctx, 4, 5, 9, dropout=0.2).eval()
@@ -104,7 +122,9 @@ def causality(impl, ref, ctx):
     changed = x.clone()
     changed[:, -1] += ctx.randn(2, 4, scale=3.0)
     with torch.no_grad():
-        return {"forward": layer(x), "forward with the last token changed": layer(changed)}
+        forward = layer(x)
+        return {"forward": forward, "forward with the last token changed": layer(changed),
+                **gate_values({"CausalSelfAttention(4, 5, 9).eval()(x of shape (2, 7, 4))": forward})}
 
 
 def _describe_dtype(value):
@@ -112,7 +132,7 @@ def _describe_dtype(value):
     return str(dtype).replace("torch.", "") if isinstance(dtype, torch.dtype) else f"no dtype ({type(value).__name__})"
 
 
-@check("causal_self_attention", weight=2,
+@check("causal_self_attention", weight=2, verify=gated(what=WHAT), compare_reference=False,
        description="mask is a registered buffer (not a parameter): bool, shape (context_length, context_length), "
                    "True strictly above the diagonal; it follows module.to(device) and stays bool under "
                    "module.to(torch.float64)")
@@ -135,6 +155,7 @@ def mask_buffer(impl, ref, ctx):
             getattr(layer.to(torch.float64), "mask", None))
         moved = getattr(layer.to("meta"), "mask", None)
         outputs[f"device of {label}.mask after .to('meta')"] = str(getattr(moved, "device", "none"))
+    outputs.update(_gate(impl, ctx))
     return outputs
 
 
@@ -155,7 +176,7 @@ def context_length(impl, ref, ctx):
             "exception for CausalSelfAttention(3, 4, 5)(x of shape (2, 6, 3))": raised(lambda: layer(longer))}
 
 
-@check("causal_self_attention", weight=1,
+@check("causal_self_attention", weight=1, verify=gated(what=WHAT), compare_reference=False,
        description="W_q, W_k, W_v are nn.Linear(d_in, d_out) with a bias exactly when bias=True, and the layer "
                    "has no other parameters")
 def structure(impl, ref, ctx):
@@ -171,4 +192,24 @@ def structure(impl, ref, ctx):
                                                                  getattr(proj, "out_features", None)]
             outputs[f"{label}.{name} has a bias"] = getattr(proj, "bias", None) is not None
         outputs[f"parameter names of {label}"] = sorted(name for name, _ in layer.named_parameters())
+    outputs.update(_gate(impl, ctx))
+    return outputs
+
+
+LARGE_SHAPES = [(6, 4, 8, 2, 7), (8, 5, 9, 3, 9)]  # (d_in, d_out, context_length, batch, n)
+LARGE_SCALE = 60.0  # x ~ N(0, 60^2): scores of several thousands, spreads beyond 1e4 in some rows
+
+
+@check("causal_self_attention", weight=2, tolerance="deep",
+       description="large inputs (scores in the thousands, eval mode): finite, correct outputs, future tokens get no "
+                   "weight however large their scores")
+def large_scores(impl, ref, ctx):
+    outputs = {}
+    for d_in, d_out, context_length, batch, n in LARGE_SHAPES:
+        layer = _layer(impl, ctx, d_in, d_out, context_length, dropout=0.1).eval()
+        x = ctx.randn(batch, n, d_in, scale=LARGE_SCALE)
+        x[:, 0] *= 3.0  # the first token, which sees only itself, gets scores of tens of thousands
+        with torch.no_grad():
+            outputs[f"CausalSelfAttention({d_in}, {d_out}, {context_length}).eval()(large x of shape "
+                    f"{(batch, n, d_in)})"] = layer(x)
     return outputs

@@ -6,12 +6,16 @@ equivalence check builds the reference stacked layer and copies its weights into
 reference copy_stacked_to_split. The dropout check makes the values readable (each one-hot token's value is
 [e_i, 1] in every head, out_proj is the identity), so the train-mode output shows every dropped-out weight
 next to their sum, whatever random numbers the layer draws (see causal_self_attention.py).
+
+Large inputs (scores in the thousands, spreads beyond 1e4, "deep" tolerance) catch a softmax written without
+subtracting the maximum and a finite mask value that large scores overcome. The causality, structure and
+ValueError checks are gated on the values (autograder.probe.gated): a layer that computes nothing cannot earn them.
 """
 
 import torch
 from _dropout_probe import dropout_verdict, one_hot_tokens, readable_value_weight
 
-from autograder.probe import check, raised
+from autograder.probe import check, gate_values, gate_values_of, gated, raised
 
 SHAPES = [  # (d_in, d_out, context_length, n_heads, batch, n, bias)
     (6, 12, 8, 3, 2, 5, False),
@@ -32,6 +36,21 @@ def _layer(impl, ctx, d_in, d_out, context_length, n_heads, dropout=0.0, bias=Fa
     ctx.seed_torch()
     layer = impl.modules.MultiHeadCausalAttention(d_in, d_out, context_length, n_heads, dropout=dropout, bias=bias)
     return ctx.init_module(layer, scale=scale)
+
+
+WHAT = "MultiHeadCausalAttention"
+
+
+def _ordinary_call(impl, ctx):
+    layer = _layer(impl, ctx, 6, 8, 8, 2)
+    with torch.no_grad():
+        return {"MultiHeadCausalAttention(6, 8, 8, 2, dropout=0.0)(x of shape (2, 5, 6))":
+                layer(ctx.randn(2, 5, 6))}
+
+
+def _gate(impl, ctx):
+    """The gate values of one ordinary call (see autograder.probe.gating); an exception there fails the property check."""
+    return gate_values_of(lambda: _ordinary_call(impl, ctx))
 
 
 
@@ -128,7 +147,7 @@ def _future_unchanged(student, reference, ctx):
         yield "changing the last token changed the outputs of earlier tokens: nothing may attend to the future"
 
 
-@check("multi_head_split", weight=1, verify=_future_unchanged, compare_reference=False,
+@check("multi_head_split", weight=1, verify=gated(_future_unchanged, what=WHAT), compare_reference=False,
        description="changing a later token never changes the outputs of earlier tokens (eval mode)")
 def causality(impl, ref, ctx):
     layer = _layer(impl, ctx, 6, 12, 9, 3, dropout=0.2).eval()
@@ -136,7 +155,9 @@ def causality(impl, ref, ctx):
     changed = x.clone()
     changed[:, -1] += ctx.randn(2, 6, scale=3.0)
     with torch.no_grad():
-        return {"forward": layer(x), "forward with the last token changed": layer(changed)}
+        forward = layer(x)
+        return {"forward": forward, "forward with the last token changed": layer(changed),
+                **gate_values({"MultiHeadCausalAttention(6, 12, 9, 3).eval()(x of shape (2, 7, 6))": forward})}
 
 
 def _describe_dtype(value):
@@ -144,7 +165,7 @@ def _describe_dtype(value):
     return str(dtype).replace("torch.", "") if isinstance(dtype, torch.dtype) else f"no dtype ({type(value).__name__})"
 
 
-@check("multi_head_split", weight=2,
+@check("multi_head_split", weight=2, verify=gated(what=WHAT), compare_reference=False,
        description="n_heads, head_dim; W_q, W_k, W_v are nn.Linear(d_in, d_out) with a bias exactly when "
                    "bias=True; out_proj is nn.Linear(d_out, d_out) with a bias; mask is a bool buffer (not a "
                    "parameter) of shape (context_length, context_length), True above the diagonal")
@@ -172,10 +193,11 @@ def structure(impl, ref, ctx):
             outputs[f"{label}.mask (as bool)"] = "missing or of the wrong shape"
         moved = getattr(layer.to("meta"), "mask", None)
         outputs[f"device of {label}.mask after .to('meta')"] = str(getattr(moved, "device", "none"))
+    outputs.update(_gate(impl, ctx))
     return outputs
 
 
-@check("multi_head_split", weight=1,
+@check("multi_head_split", weight=1, verify=gated(what=WHAT), compare_reference=False,
        description="raises ValueError when n_heads does not divide d_out, and for sequences longer than "
                    "context_length")
 def errors(impl, ref, ctx):
@@ -187,4 +209,22 @@ def errors(impl, ref, ctx):
     longer = ctx.randn(2, 6, 3)
     outputs["exception for MultiHeadCausalAttention(3, 4, 5, 2)(x of shape (2, 6, 3))"] = raised(
         lambda: layer(longer))
+    outputs.update(_gate(impl, ctx))
+    return outputs
+
+
+LARGE_SHAPES = [(6, 12, 8, 3, 2, 7), (8, 8, 9, 2, 3, 9)]  # (d_in, d_out, context_length, n_heads, batch, n)
+LARGE_SCALE = 60.0  # x ~ N(0, 60^2): scores of several thousands, spreads beyond 1e4 in some rows
+
+
+@check("multi_head_split", weight=2, tolerance="deep",
+       description="large inputs (scores in the thousands, eval mode): finite, correct outputs, future tokens get no "
+                   "weight however large their scores")
+def large_scores(impl, ref, ctx):
+    outputs = {}
+    for d_in, d_out, context_length, n_heads, batch, n in LARGE_SHAPES:
+        layer = _layer(impl, ctx, d_in, d_out, context_length, n_heads, dropout=0.1).eval()
+        with torch.no_grad():
+            outputs[f"MultiHeadCausalAttention({d_in}, {d_out}, {context_length}, {n_heads}).eval()(large x of shape "
+                    f"{(batch, n, d_in)})"] = layer(ctx.randn(batch, n, d_in, scale=LARGE_SCALE))
     return outputs

@@ -2,12 +2,14 @@
 
 The student's layer runs with the reference CausalSelfAttention as its heads. Every layer is built after
 ctx.seed_torch(), then ctx.init_module gives it seeded, distinct weights (by parameter name: heads.0.W_q.weight,
-..., out_proj.weight). Shapes include one head, d_in != d_out, head width 1 and a single token.
+..., out_proj.weight). Shapes include one head, d_in != d_out, head width 1 and a single token. The causality,
+structure and ValueError checks are gated on the values (autograder.probe.gated): a layer that computes nothing cannot earn
+them.
 """
 
 import torch
 
-from autograder.probe import check, raised
+from autograder.probe import check, gate_values, gate_values_of, gated, raised
 
 SHAPES = [  # (d_in, d_out, context_length, n_heads, batch, n, bias)
     (6, 12, 8, 3, 2, 5, False),
@@ -24,6 +26,21 @@ def _layer(impl, ctx, d_in, d_out, context_length, n_heads, dropout=0.0, bias=Fa
     layer = impl.modules.MultiHeadCausalAttentionStacked(d_in, d_out, context_length, n_heads, dropout=dropout,
                                                         bias=bias)
     return ctx.init_module(layer, scale=INIT_SCALE)
+
+
+WHAT = "MultiHeadCausalAttentionStacked"
+
+
+def _ordinary_call(impl, ctx):
+    layer = _layer(impl, ctx, 6, 8, 8, 2)
+    with torch.no_grad():
+        return {"MultiHeadCausalAttentionStacked(6, 8, 8, 2, dropout=0.0)(x of shape (2, 5, 6))":
+                layer(ctx.randn(2, 5, 6))}
+
+
+def _gate(impl, ctx):
+    """The gate values of one ordinary call (see autograder.probe.gating); an exception there fails the property check."""
+    return gate_values_of(lambda: _ordinary_call(impl, ctx))
 
 
 
@@ -65,7 +82,7 @@ def _future_unchanged(student, reference, ctx):
         yield "changing the last token changed the outputs of earlier tokens"
 
 
-@check("multi_head_stacked", weight=1, verify=_future_unchanged, compare_reference=False,
+@check("multi_head_stacked", weight=1, verify=gated(_future_unchanged, what=WHAT), compare_reference=False,
        description="changing a later token never changes the outputs of earlier tokens")
 def causality(impl, ref, ctx):
     layer = _layer(impl, ctx, 6, 12, 8, 3).eval()
@@ -73,10 +90,12 @@ def causality(impl, ref, ctx):
     changed = x.clone()
     changed[:, -1] += ctx.randn(2, 6, scale=3.0)
     with torch.no_grad():
-        return {"forward": layer(x), "forward with the last token changed": layer(changed)}
+        forward = layer(x)
+        return {"forward": forward, "forward with the last token changed": layer(changed),
+                **gate_values({"MultiHeadCausalAttentionStacked(6, 12, 8, 3).eval()(x of shape (2, 7, 6))": forward})}
 
 
-@check("multi_head_stacked", weight=2,
+@check("multi_head_stacked", weight=2, verify=gated(what=WHAT), compare_reference=False,
        description="heads is an nn.ModuleList of n_heads distinct CausalSelfAttention(d_in, d_out // n_heads, "
                    "context_length, dropout, bias); out_proj is nn.Linear(d_out, d_out) with a bias")
 def structure(impl, ref, ctx):
@@ -109,12 +128,15 @@ def structure(impl, ref, ctx):
         outputs[f"(in, out) features of {label}.out_proj"] = [getattr(out_proj, "in_features", None),
                                                               getattr(out_proj, "out_features", None)]
         outputs[f"{label}.out_proj has a bias"] = getattr(out_proj, "bias", None) is not None
+    outputs.update(_gate(impl, ctx))
     return outputs
 
 
-@check("multi_head_stacked", weight=1, description="raises ValueError when n_heads does not divide d_out")
+@check("multi_head_stacked", weight=1, verify=gated(what=WHAT), compare_reference=False,
+       description="raises ValueError when n_heads does not divide d_out")
 def errors(impl, ref, ctx):
     ctx.seed_torch()
     build = impl.modules.MultiHeadCausalAttentionStacked
-    return {f"exception for MultiHeadCausalAttentionStacked(4, {d_out}, 6, {n_heads})": raised(
+    outputs = {f"exception for MultiHeadCausalAttentionStacked(4, {d_out}, 6, {n_heads})": raised(
         lambda: build(4, d_out, 6, n_heads)) for d_out, n_heads in ((10, 4), (9, 2))}
+    return {**outputs, **_gate(impl, ctx)}

@@ -2,13 +2,14 @@
 
 The student's function runs with the reference softmax. Shapes include n != d, a single token and batched
 inputs, so a softmax over the wrong axis (X X^T is symmetric, its column softmax is the transpose) or X.T on
-a batch cannot pass by accident.
+a batch cannot pass by accident. Large inputs (scores in the thousands) catch a softmax written inline without
+subtracting the maximum. The properties check is gated on the values (autograder.probe.gated).
 """
 
 import numpy as np
 import torch
 
-from autograder.probe import check
+from autograder.probe import check, gate_values, gated
 
 SHAPES = [(4, 3), (6, 6), (1, 5), (7, 2)]  # (n, d)
 BATCHED = [(2, 5, 4), (3, 1, 2), (2, 3, 6, 3)]
@@ -55,7 +56,7 @@ def _properties(student, reference, ctx):
         yield "permuting the tokens must permute Z (and the rows and columns of the weights) the same way"
 
 
-@check("self_attention", weight=1, verify=_properties, compare_reference=False,
+@check("self_attention", weight=1, verify=gated(_properties, what="self_attention"), compare_reference=False,
        description="rows of the weights sum to 1, and permuting the tokens permutes the outputs")
 def properties(impl, ref, ctx):
     X = _array(ctx, 6, 4, scale=0.8)
@@ -63,4 +64,19 @@ def properties(impl, ref, ctx):
     Z, weights = impl.numpy_attention.self_attention(X)
     Zp, weights_p = impl.numpy_attention.self_attention(X[order].copy())
     return {"Z": Z, "weights": weights, "Z of permuted tokens": Zp, "weights of permuted tokens": weights_p,
-            "order": order}
+            "order": order, **gate_values({"Z for X of shape (6, 4)": Z, "weights for X of shape (6, 4)": weights})}
+
+
+@check("self_attention", weight=2,
+       description="large inputs (scores in the thousands, rows of very different magnitude): finite, correct Z "
+                   "and weights")
+def large_scores(impl, ref, ctx):
+    outputs = {}
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for shape in ((5, 3), (2, 6, 4)):
+            X = _array(ctx, *shape, scale=20.0)
+            X[..., 0, :] *= 4.0  # one token much longer than the others: its row's maximum is far larger
+            Z, weights = impl.numpy_attention.self_attention(X)
+            outputs[f"Z for large X of shape {shape}"] = Z
+            outputs[f"weights for large X of shape {shape}"] = weights
+    return outputs

@@ -2,12 +2,14 @@
 
 Every layer is built after ctx.seed_torch(), then ctx.init_module gives it seeded, distinct weights (seeded by
 parameter name, so the student's W_q, W_k, W_v get the same values as the reference's). d_in != d_out in
-most shapes, so a scale by sqrt(d_in) or a projection of the wrong size cannot pass by accident.
+most shapes, so a scale by sqrt(d_in) or a projection of the wrong size cannot pass by accident. Large inputs
+(scores in the hundreds to thousands, "deep" tolerance) catch a softmax written without subtracting the maximum.
+The equivariance and structure checks are gated on the values (autograder.probe.gated).
 """
 
 import torch
 
-from autograder.probe import check
+from autograder.probe import check, gate_values, gate_values_of, gated
 
 SHAPES = [  # (d_in, d_out, batch, n)
     (4, 6, 2, 5),
@@ -18,9 +20,23 @@ SHAPES = [  # (d_in, d_out, batch, n)
 INIT_SCALE = 0.5
 
 
+WHAT = "SelfAttention"
+
+
 def _layer(impl, ctx, d_in, d_out, **kwargs):
     ctx.seed_torch()
     return ctx.init_module(impl.modules.SelfAttention(d_in, d_out, **kwargs), scale=INIT_SCALE)
+
+
+def _ordinary_call(impl, ctx):
+    layer = _layer(impl, ctx, 5, 3)
+    with torch.no_grad():
+        return {"SelfAttention(5, 3)(x of shape (2, 6, 5))": layer(ctx.randn(2, 6, 5))}
+
+
+def _gate(impl, ctx):
+    """The gate values of one ordinary call (see autograder.probe.gating); an exception there fails the property check."""
+    return gate_values_of(lambda: _ordinary_call(impl, ctx))
 
 
 @check("self_attention_module", weight=3, description="forward for several (d_in, d_out) and sequence lengths "
@@ -51,17 +67,19 @@ def _equivariant(student, reference, ctx):
         yield "permuting the input tokens must permute the outputs the same way (no mask in SelfAttention)"
 
 
-@check("self_attention_module", weight=1, verify=_equivariant, compare_reference=False,
+@check("self_attention_module", weight=1, verify=gated(_equivariant, what=WHAT), compare_reference=False,
        description="permuting the tokens permutes the outputs (permutation equivariance)")
 def permutation_equivariance(impl, ref, ctx):
     layer = _layer(impl, ctx, 6, 4)
     x = ctx.randn(2, 7, 6)
     order = torch.randperm(7, generator=ctx.generator)
     with torch.no_grad():
-        return {"forward": layer(x), "forward of permuted tokens": layer(x[:, order].contiguous()), "order": order}
+        forward = layer(x)
+        return {"forward": forward, "forward of permuted tokens": layer(x[:, order].contiguous()), "order": order,
+                **gate_values({"SelfAttention(6, 4)(x of shape (2, 7, 6))": forward})}
 
 
-@check("self_attention_module", weight=1,
+@check("self_attention_module", weight=1, verify=gated(what=WHAT), compare_reference=False,
        description="W_q, W_k, W_v are nn.Linear(d_in, d_out) with a bias exactly when bias=True, and the layer "
                    "has no other parameters")
 def structure(impl, ref, ctx):
@@ -77,4 +95,20 @@ def structure(impl, ref, ctx):
                                                                  getattr(proj, "out_features", None)]
             outputs[f"{label}.{name} has a bias"] = getattr(proj, "bias", None) is not None
         outputs[f"parameter names of {label}"] = sorted(name for name, _ in layer.named_parameters())
+    outputs.update(_gate(impl, ctx))
+    return outputs
+
+
+LARGE_SCALE = 20.0  # x ~ N(0, 20^2): scores ~ 0.25 * d_in * 400, hundreds to thousands
+
+
+@check("self_attention_module", weight=2, tolerance="deep",
+       description="large inputs (attention scores in the hundreds to thousands): finite, correct outputs")
+def large_scores(impl, ref, ctx):
+    outputs = {}
+    for d_in, d_out, batch, n in ((6, 4, 2, 7), (8, 5, 3, 5)):
+        layer = _layer(impl, ctx, d_in, d_out)
+        with torch.no_grad():
+            outputs[f"SelfAttention({d_in}, {d_out})(large x of shape {(batch, n, d_in)})"] = \
+                layer(ctx.randn(batch, n, d_in, scale=LARGE_SCALE))
     return outputs

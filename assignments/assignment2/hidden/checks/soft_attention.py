@@ -1,12 +1,16 @@
 """Hidden checks of numpy_attention.soft_attention: the notes' example, random values, properties, errors.
 
 The student's function runs with the reference softmax. Shapes include a single encoder state, n != d and
-a wide query, so a transposed product or a sum over the wrong axis cannot pass by accident.
+a wide query, so a transposed product or a sum over the wrong axis cannot pass by accident. Large scores (in the
+thousands) catch a softmax written inline without subtracting the maximum. The properties and the ValueError
+check are gated on the values (autograder.probe.gated): a function that computes nothing cannot earn them.
 """
+
+import functools
 
 import numpy as np
 
-from autograder.probe import check, raised
+from autograder.probe import check, gate_values, gate_values_of, gated, raised
 
 SHAPES = [(5, 4), (1, 3), (9, 16), (7, 7), (3, 11)]  # (n encoder states, d features)
 
@@ -14,6 +18,33 @@ SHAPES = [(5, 4), (1, 3), (9, 16), (7, 7), (3, 11)]  # (n encoder states, d feat
 def _array(ctx, *shape, scale=1.0):
     """A float64 NumPy array of seeded normal values (times scale)."""
     return ctx.randn(*shape, scale=scale).double().numpy()
+
+
+def _quiet(probe):
+    """Run a probe with NumPy's overflow and NaN warnings off (an unstable softmax may produce them; the
+    comparison reports them)."""
+
+    @functools.wraps(probe)
+    def run(impl, ref, ctx):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return probe(impl, ref, ctx)
+
+    return run
+
+
+WHAT = "soft_attention"
+
+
+def _ordinary_call(impl, ctx):
+    query, states = _array(ctx, 4, scale=1.5), _array(ctx, 6, 4)
+    context, weights = impl.numpy_attention.soft_attention(query, states)
+    return {"context for query (4,), encoder_states (6, 4)": context,
+            "weights for query (4,), encoder_states (6, 4)": weights}
+
+
+def _gate(impl, ctx):
+    """The gate values of one ordinary call (see autograder.probe.gating); an exception there fails the property check."""
+    return gate_values_of(lambda: _ordinary_call(impl, ctx))
 
 
 
@@ -53,19 +84,22 @@ def _weighted_average(student, reference, ctx):
         yield "soft attention spreads weight over all states; one state got all of it (is this hard attention?)"
 
 
-@check("soft_attention", weight=1, verify=_weighted_average, compare_reference=False,
+@check("soft_attention", weight=1, verify=gated(_weighted_average, what=WHAT), compare_reference=False,
        description="the weights are non-negative and sum to 1, and context is the weights' average of the states")
 def weighted_average(impl, ref, ctx):
     query, states = _array(ctx, 6), _array(ctx, 8, 6)
     context, weights = impl.numpy_attention.soft_attention(query, states)
-    return {"encoder_states": states, "context": context, "weights": weights}
+    return {"encoder_states": states, "context": context, "weights": weights,
+            **gate_values({"context for query (6,), encoder_states (8, 6)": context,
+                           "weights for query (6,), encoder_states (8, 6)": weights})}
 
 
-@check("soft_attention", weight=1, description="raises ValueError for encoder states that are not 2-D, a 2-D "
-                                               "query, or widths that differ")
+@check("soft_attention", weight=1, verify=gated(what=WHAT), compare_reference=False,
+       description="raises ValueError for encoder states that are not 2-D, a 2-D query, or widths that differ")
 def errors(impl, ref, ctx):
     soft_attention = impl.numpy_attention.soft_attention
     return {
+        **_gate(impl, ctx),
         "exception for query (3,), encoder_states (2, 4, 3)": raised(
             lambda: soft_attention(_array(ctx, 3), _array(ctx, 2, 4, 3))),
         "exception for query (2, 3), encoder_states (4, 3)": raised(
@@ -73,3 +107,20 @@ def errors(impl, ref, ctx):
         "exception for query (4,), encoder_states (5, 3)": raised(
             lambda: soft_attention(_array(ctx, 4), _array(ctx, 5, 3))),
     }
+
+
+LARGE_SHAPES = [(5, 4), (9, 16), (3, 11)]  # (n encoder states, d features)
+
+
+@check("soft_attention", weight=2,
+       description="large scores (query and encoder states of large magnitude, scores in the thousands): finite, "
+                   "correct context and weights")
+@_quiet
+def large_scores(impl, ref, ctx):
+    outputs = {}
+    for n, d in LARGE_SHAPES:
+        query, states = _array(ctx, d, scale=30.0), _array(ctx, n, d, scale=30.0)
+        context, weights = impl.numpy_attention.soft_attention(query, states)
+        outputs[f"context for large query ({d},), encoder_states ({n}, {d})"] = context
+        outputs[f"weights for large query ({d},), encoder_states ({n}, {d})"] = weights
+    return outputs

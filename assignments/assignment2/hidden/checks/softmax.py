@@ -2,14 +2,15 @@
 
 Inputs are float64 NumPy arrays from the check's seeded generator; outputs are compared with the reference's
 (same dtype, same shape, then values). Stability inputs sit around +-1000, where exp overflows unless the
-maximum is subtracted slice by slice.
+maximum is subtracted slice by slice. The properties check is gated on the values (autograder.probe.gated): a constant
+such as 1/n (rows that sum to 1 and ignore a shift) earns nothing.
 """
 
 import functools
 
 import numpy as np
 
-from autograder.probe import check
+from autograder.probe import check, gate_values, gated
 
 
 def _array(ctx, *shape, scale=1.0, shift=0.0):
@@ -87,7 +88,7 @@ def _properties(student, reference, ctx):
         yield "softmax must not modify its input array in place (compute on a copy, e.g. x - x.max(...))"
 
 
-@check("softmax", weight=1, verify=_properties, compare_reference=False,
+@check("softmax", weight=1, verify=gated(_properties, what="softmax"), compare_reference=False,
        description="rows are non-negative and sum to 1, adding a constant changes nothing, and the input array "
                    "is not modified in place")
 @_quiet
@@ -98,4 +99,5 @@ def properties(impl, ref, ctx):
     after = x.copy()
     shifted = impl.numpy_attention.softmax(before + 7.0)
     return {"softmax(x) for x of shape (5, 8)": first, "softmax(x + 7) for the same x": shifted,
-            "x before the call": before, "x after the call": after}
+            "x before the call": before, "x after the call": after,
+            **gate_values({"softmax(x) for x of shape (5, 8)": first})}

@@ -2,12 +2,13 @@
 
 The helper runs on reference layers (MultiHeadCausalAttentionStacked and MultiHeadCausalAttention). The stacked
 layer gets seeded weights from ctx.init_module; the split layer keeps a different, seeded default
-initialisation, so anything the helper forgets to copy (out_proj, a bias, a head) shows.
+initialisation, so anything the helper forgets to copy (out_proj, a bias, a head) shows. The source-untouched and
+ValueError checks are gated on the copied weights (autograder.probe.gated): a helper that copies nothing cannot earn them.
 """
 
 import torch
 
-from autograder.probe import check, raised, state_dict_outputs
+from autograder.probe import check, gate_values, gated, raised, state_dict_outputs
 
 CONFIGS = [  # (d_in, d_out, context_length, n_heads, bias)
     (6, 12, 8, 3, False),
@@ -55,13 +56,17 @@ def _stacked_untouched(student, reference, ctx):
                 return
 
 
-@check("weight_copy", weight=1, verify=_stacked_untouched, compare_reference=False,
+WHAT = "copy_stacked_to_split"
+
+
+@check("weight_copy", weight=1, verify=gated(_stacked_untouched, what=WHAT), compare_reference=False,
        description="the stacked layer (the source) is left unchanged")
 def source_untouched(impl, ref, ctx):
     stacked, split = _pair(impl, ctx, 6, 12, 8, 3, True)
     before = state_dict_outputs(stacked, prefix="stacked before")
     impl.modules.copy_stacked_to_split(stacked, split)
-    return {**before, **state_dict_outputs(stacked, prefix="stacked after")}
+    return {**before, **state_dict_outputs(stacked, prefix="stacked after"),
+            **gate_values(state_dict_outputs(split, prefix="split layer (6, 12, 8, n_heads=3, bias=True)"))}
 
 
 def _same_output(student, reference, ctx):
@@ -88,14 +93,17 @@ def same_output(impl, ref, ctx):
     return outputs
 
 
-@check("weight_copy", weight=1,
+@check("weight_copy", weight=1, verify=gated(what=WHAT), compare_reference=False,
        description="raises ValueError when the layers have different numbers of heads or different shapes")
 def errors(impl, ref, ctx):
     stacked, _ = _pair(impl, ctx, 6, 12, 8, 3, False)
     _, four_heads = _pair(impl, ctx, 6, 12, 8, 4, False)
     _, narrower_input = _pair(impl, ctx, 5, 12, 8, 3, False)
     copy = impl.modules.copy_stacked_to_split
+    source, target = _pair(impl, ctx, 5, 8, 6, 4, True)
+    copy(source, target)
     return {
+        **gate_values(state_dict_outputs(target, prefix="split layer (5, 8, 6, n_heads=4, bias=True)")),
         "exception for 3 stacked heads into 4 split heads (same d_in, d_out)": raised(
             lambda: copy(stacked, four_heads)),
         "exception for stacked d_in=6 into split d_in=5": raised(lambda: copy(stacked, narrower_input)),

@@ -1,12 +1,13 @@
 """Hidden checks of causal_mask: dtype and shape, the True/False pattern, exact values for long sequences.
 
 The pattern check converts the mask to bool first, so a mask with the right pattern but the wrong dtype
-loses only the dtype check (and the exact-value check), not everything.
+loses only the dtype check (and the exact-value check), not everything. The dtype-and-shape check is gated on the
+pattern (autograder.probe.gated): an all-False or all-True bool tensor of the right shape earns nothing.
 """
 
 import torch
 
-from autograder.probe import check, kind_of
+from autograder.probe import check, gate_values, gated, kind_of
 
 LENGTHS = (1, 2, 5, 11)
 
@@ -33,10 +34,11 @@ def _mask_types(student, reference, ctx):
             yield f"causal_mask({n}) must have shape ({n}, {n}), got {tuple(mask.shape)}"
 
 
-@check("causal_mask", weight=1, verify=_mask_types, compare_reference=False,
+@check("causal_mask", weight=1, verify=gated(_mask_types, what="causal_mask"), compare_reference=False,
        description="causal_mask(n) returns a bool tensor of shape (n, n)")
 def mask_dtype_and_shape(impl, ref, ctx):
-    return {f"causal_mask({n})": impl.attention.causal_mask(n) for n in (1, 6)}
+    masks = {f"causal_mask({n})": impl.attention.causal_mask(n) for n in (1, 6)}
+    return {**masks, **gate_values({f"{name} as bool": torch.as_tensor(mask).bool() for name, mask in masks.items()})}
 
 
 @check("causal_mask", weight=2, tolerance="exact",

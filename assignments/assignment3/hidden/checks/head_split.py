@@ -1,12 +1,13 @@
 """Hidden checks of split_heads and merge_heads: values, the head layout, round trips and errors.
 
 Shapes have batch > 1, sequence lengths different from the head size, a single token, odd sizes, and
-one head of size 1, so a split without the transpose or an interleaved split cannot pass by accident.
+one head of size 1, so a split without the transpose or an interleaved split cannot pass by accident. The
+ValueError check is gated on split_heads' values (autograder.probe.gated): a function that always raises earns nothing.
 """
 
 import torch
 
-from autograder.probe import check, raised
+from autograder.probe import check, gate_values, gated, raised
 
 SPLIT_SHAPES = [  # (batch, n, dim, heads)
     (2, 5, 12, 3),
@@ -84,11 +85,14 @@ def round_trip(impl, ref, ctx):
     }
 
 
-@check("head_split", weight=1, description="split_heads raises ValueError when heads does not divide dim")
+@check("head_split", weight=1, verify=gated(what="split_heads"), compare_reference=False,
+       description="split_heads raises ValueError when heads does not divide dim")
 def split_rejects_bad_heads(impl, ref, ctx):
     outputs = {}
     for dim, heads in ((10, 4), (12, 5)):
         x = ctx.randn(2, 3, dim)
         outputs[f"exception for split_heads with dim={dim}, heads={heads}"] = raised(
             lambda: impl.attention.split_heads(x, heads))
+    x = ctx.randn(2, 3, 12)
+    outputs.update(gate_values({"split_heads(x of shape (2, 3, 12), heads=4)": impl.attention.split_heads(x, 4)}))
     return outputs

@@ -1,10 +1,12 @@
 """Hidden checks of kv_cache_bytes: exact integers on configurations whose factors are all distinct primes.
 
 With distinct primes a missing, doubled or swapped factor always changes the product, so it cannot hide.
-The value checks accept a float holding a whole number (the type is graded once, by returns_int).
+The value checks accept a float holding a whole number (the type is graded once, by returns_int), and
+returns_int is gated on the values (autograder.probe.gated): a function returning a constant int earns nothing.
 """
 
-from autograder.probe import check, kind_of
+
+from autograder.probe import check, gate_values, gated, kind_of
 
 
 def _number(size):
@@ -47,8 +49,9 @@ def _ints(student, reference, ctx):
             yield f"{name} must return a Python int, got {kind_of(size)}"
 
 
-@check("kv_cache_bytes", weight=1, verify=_ints, compare_reference=False,
+@check("kv_cache_bytes", weight=1, verify=gated(_ints, what="kv_cache_bytes"), compare_reference=False,
        description="the size is a Python int (not a float, not a tensor)")
 def returns_int(impl, ref, ctx):
-    return {f"kv_cache_bytes{args}": impl.kv_cache.kv_cache_bytes(*args)
-            for args in [(3, 5, 7, 11, 13, 17), (32, 8, 128, 4096, 1, 2)]}
+    sizes = {f"kv_cache_bytes{args}": impl.kv_cache.kv_cache_bytes(*args)
+             for args in [(3, 5, 7, 11, 13, 17), (32, 8, 128, 4096, 1, 2)]}
+    return {**sizes, **gate_values({f"{name} as a number": _number(size) for name, size in sizes.items()})}

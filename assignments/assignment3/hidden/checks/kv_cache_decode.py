@@ -1,10 +1,19 @@
 """Hidden checks of decode_with_cache and decode_without_cache, graded with the reference attention layer.
 
 Values: both decoders must reproduce layer(tokens, causal=True) on several shapes, including a single token,
-odd lengths, a head size different from n, and 20 tokens (longer than any plausible sliding window).
-Work: forward hooks count the token rows entering q_proj, k_proj and v_proj. With the cache every token is
-projected exactly once and one position at a time (batch * n rows, one position per call); without it the
-keys and values of the whole prefix are recomputed at every step (batch * n (n + 1) / 2 rows).
+odd lengths, a head size different from n, and 20 tokens (longer than any plausible sliding window); and on
+large tokens, whose attention scores reach the hundreds to thousands ("deep" tolerance).
+
+Caching, by its effect: _versioned makes the layer's key and value projections change as decoding proceeds.
+Whenever q_proj, k_proj or v_proj receives a token of a later position p than any seen before, k_proj and
+v_proj move to the weights W_0 + p * D (biases b_0 + p * d), in the student's run and in the reference's alike.
+A decoder that caches computes token j's key and value once, at step j, with W_j; one that computes them again
+later gets other numbers, whatever API it computes them with (the modules, F.linear on their weights, a matmul,
+or weights copied earlier). Without the cache, every step recomputes the whole prefix with the current weights.
+Work (a diagnosis, of lower weight): forward hooks count the token rows entering q_proj, k_proj and v_proj.
+With the cache every token is projected exactly once and one position at a time (batch * n rows, one position
+per call); without it the keys and values of the whole prefix are recomputed at every step
+(batch * n (n + 1) / 2 rows).
 """
 
 import torch
@@ -20,10 +29,50 @@ SHAPES = [  # (batch, n, dim, heads)
 WORK_SHAPES = [(2, 20, 16, 4), (3, 1, 8, 2), (1, 13, 12, 3)]
 
 
-def _layer_and_tokens(ref, ctx, batch, n, dim, heads):
+VERSIONED_SHAPES = [(2, 9, 24, 3), (3, 6, 20, 5), (1, 13, 12, 2)]  # (batch, n, dim, heads)
+LARGE_SHAPES = [(2, 8, 24, 3), (1, 11, 20, 4)]
+LARGE_SCALE = 30.0  # tokens ~ N(0, 30^2): attention scores in the hundreds to thousands
+STEP_SCALE = 0.05   # how far k_proj's and v_proj's weights move per position (init_module's scale is 0.5)
+
+
+def _layer_and_tokens(ref, ctx, batch, n, dim, heads, scale=2.0):
     ctx.seed_torch()
     layer = ctx.init_module(ref.attention.MultiHeadAttention(dim, heads))
-    return layer, ctx.randn(batch, n, dim, scale=2.0)
+    return layer, ctx.randn(batch, n, dim, scale=scale)
+
+
+def _newest_position(x, tokens):
+    """The largest position p such that some row of x equals token p of some sequence (-1 if none does)."""
+    if not isinstance(x, torch.Tensor) or x.dim() < 1 or x.shape[-1] != tokens.shape[-1] or x.numel() == 0:
+        return -1
+    rows = x.detach().reshape(-1, tokens.shape[-1]).to(tokens.dtype)
+    hits = (rows[:, None, None, :] == tokens[None]).all(-1).any(0).any(0)  # (n,): position p occurs in x
+    found = hits.nonzero()
+    return int(found.max()) if len(found) else -1
+
+
+def _versioned(layer, tokens, ctx):
+    """Make k_proj and v_proj take the weights of the newest position any projection has received (see the
+    module docstring). The moves are seeded by the check, so the student's and the reference's runs agree."""
+    projections = {name: getattr(layer, name) for name in ("k_proj", "v_proj")}
+    start = {name: (m.weight.detach().clone(), m.bias.detach().clone()) for name, m in projections.items()}
+    moves = {name: (ctx.randn(*m.weight.shape, scale=STEP_SCALE), ctx.randn(*m.bias.shape, scale=STEP_SCALE))
+             for name, m in projections.items()}
+    newest = {"position": 0}
+
+    def follow(_module, inputs):
+        position = _newest_position(inputs[0] if inputs else None, tokens)
+        if position > newest["position"]:
+            newest["position"] = position
+            with torch.no_grad():
+                for name, module in projections.items():
+                    (weight, bias), (move_weight, move_bias) = start[name], moves[name]
+                    module.weight.copy_(weight + position * move_weight)
+                    module.bias.copy_(bias + position * move_bias)
+
+    for name in ("q_proj", "k_proj", "v_proj"):
+        getattr(layer, name).register_forward_pre_hook(follow)
+    return layer
 
 
 def _decoded(decode, ref, ctx, name):
@@ -46,6 +95,20 @@ def cached_values(impl, ref, ctx):
        description="decode_without_cache equals layer(tokens, causal=True) on the same shapes")
 def uncached_values(impl, ref, ctx):
     return _decoded(impl.kv_cache.decode_without_cache, ref, ctx, "decode_without_cache")
+
+
+@check("kv_cache_decode", weight=1, tolerance="deep",
+       description="both decoders equal layer(tokens, causal=True) on large tokens (attention scores in the hundreds "
+                   "to thousands)")
+def large_scores(impl, ref, ctx):
+    outputs = {}
+    for batch, n, dim, heads in LARGE_SHAPES:
+        for name in ("decode_with_cache", "decode_without_cache"):
+            layer, tokens = _layer_and_tokens(ref, ctx, batch, n, dim, heads, scale=LARGE_SCALE)
+            with torch.no_grad():
+                outputs[f"{name}(MultiHeadAttention({dim}, {heads}), large tokens of shape {(batch, n, dim)})"] = \
+                    getattr(impl.kv_cache, name)(layer, tokens)
+    return outputs
 
 
 def _count_rows(decode, ref, ctx):
@@ -100,7 +163,7 @@ def _cached_work(student, reference, ctx):
                    f"n {n}); at each step only the new token (input of shape (batch, 1, dim)) is projected")
 
 
-@check("kv_cache_decode", weight=2, compare_reference=False, verify=_cached_work,
+@check("kv_cache_decode", weight=1, compare_reference=False, verify=_cached_work,
        description="with the cache each token goes through q_proj, k_proj and v_proj exactly once, one at a time")
 def cached_work(impl, ref, ctx):
     return _count_rows(impl.kv_cache.decode_with_cache, ref, ctx)
@@ -127,3 +190,46 @@ def _uncached_work(student, reference, ctx):
        description="without the cache the keys and values of the whole prefix are recomputed at every step")
 def uncached_work(impl, ref, ctx):
     return _count_rows(impl.kv_cache.decode_without_cache, ref, ctx)
+
+
+def _versioned_outputs(decode, ref, ctx, name):
+    outputs = {}
+    for batch, n, dim, heads in VERSIONED_SHAPES:
+        layer, tokens = _layer_and_tokens(ref, ctx, batch, n, dim, heads)
+        _versioned(layer, tokens, ctx)
+        with torch.no_grad():
+            outputs[f"{name} on tokens of shape {(batch, n, dim)}, heads {heads}"] = decode(layer, tokens.clone())
+    return outputs
+
+
+def _same_as_reference(explanation):
+    """A verifier comparing every output with the reference's (float32), explaining a difference in words."""
+
+    def verify(student, reference, ctx):
+        from autograder.judge.compare import TOLERANCES, compare_value
+
+        for name, expected in reference.items():
+            if name not in student or compare_value(name, expected, student[name], TOLERANCES["float32"]):
+                yield f"{name}: {explanation}"
+                return
+
+    return verify
+
+
+@check("kv_cache_decode", weight=3, compare_reference=False,
+       verify=_same_as_reference("differs from a decoder that computes each token's key and "
+                                 "value once, at its own step, and reuses them from the cache at every later step "
+                                 "(are earlier keys or values computed again?)"),
+       description="decode_with_cache computes each token's key and value once, at its own step, and reuses them "
+                   "from the cache (keys or values computed again later show, whatever computes them)")
+def cached_keys_computed_once(impl, ref, ctx):
+    return _versioned_outputs(impl.kv_cache.decode_with_cache, ref, ctx, "decode_with_cache")
+
+
+@check("kv_cache_decode", weight=1, compare_reference=False,
+       verify=_same_as_reference("differs from a decoder that recomputes the keys and values "
+                                 "of the whole prefix at every step (does it reuse earlier keys or values?)"),
+       description="decode_without_cache recomputes the keys and values of the whole prefix at every step (keys or "
+                   "values reused from earlier steps show)")
+def uncached_recomputes_prefix(impl, ref, ctx):
+    return _versioned_outputs(impl.kv_cache.decode_without_cache, ref, ctx, "decode_without_cache")

@@ -3,11 +3,18 @@
 Every layer is built as MultiHeadAttention(dim, heads) after ctx.seed_torch(), then ctx.init_module gives it
 seeded, distinct weights (seeded by parameter name, so the reference layer gets the same ones). The student's
 layer runs with the reference scaled_dot_product_attention, causal_mask, split_heads and merge_heads.
+
+Large scores: layers on large inputs (x scaled by LARGE_SCALE) have attention scores in the hundreds to thousands;
+attention written inside the class must stay finite and mask with -inf there (compared with the "deep"
+tolerance: at a score of magnitude S a correct float32 softmax carries a relative error of ~S * 2**-24).
+
+Property checks (causality, equivariance, weights agreeing with forward, structure, the ValueError) are gated on
+the values (autograder.probe.gated): a layer that computes nothing cannot earn them.
 """
 
 import torch
 
-from autograder.probe import check, raised
+from autograder.probe import check, gate_values, gate_values_of, gated, raised
 
 SELF_SHAPES = [  # (dim, heads, batch, n): head size != dim, n != head size, a single token, odd lengths
     (12, 3, 2, 5),
@@ -24,9 +31,27 @@ CAUSAL_SHAPES = [(12, 3, 2, 6), (16, 2, 3, 9), (8, 4, 1, 1)]  # (dim, heads, bat
 INIT_SCALE = 0.3
 
 
+WHAT = "MultiHeadAttention"
+LARGE_SCALE = 25.0  # x ~ N(0, 25^2): scores ~ 25^2 times those of x ~ N(0, 1), i.e. hundreds to thousands
+
+
 def _layer(impl, ctx, dim, heads):
     ctx.seed_torch()
     return ctx.init_module(impl.attention.MultiHeadAttention(dim, heads), scale=INIT_SCALE)
+
+
+def _ordinary_call(impl, ctx):
+    """The values of one ordinary self-attention and one causal forward (see autograder.probe.gating)."""
+    layer = _layer(impl, ctx, 12, 3)
+    x = ctx.randn(2, 5, 12)
+    with torch.no_grad():
+        return {"MultiHeadAttention(12, 3)(x of shape (2, 5, 12))": layer(x),
+                "MultiHeadAttention(12, 3)(x of shape (2, 5, 12), causal=True)": layer(x, causal=True)}
+
+
+def _gate_values(impl, ctx):
+    """The gate values of one ordinary call (see autograder.probe.gating); an exception there fails the property check."""
+    return gate_values_of(lambda: _ordinary_call(impl, ctx))
 
 
 
@@ -89,7 +114,7 @@ def _future_unchanged(student, reference, ctx):
         yield "with causal=True, changing the last token changed the outputs of earlier tokens"
 
 
-@check("multi_head_attention", weight=1, verify=_future_unchanged, compare_reference=False,
+@check("multi_head_attention", weight=1, verify=gated(_future_unchanged, what=WHAT), compare_reference=False,
        description="causal=True: changing a later token never changes the outputs of earlier tokens")
 def causal_future_never_changes_past(impl, ref, ctx):
     layer = _layer(impl, ctx, 12, 3)
@@ -97,7 +122,9 @@ def causal_future_never_changes_past(impl, ref, ctx):
     changed = x.clone()
     changed[:, -1] += ctx.randn(2, 12, scale=3.0)
     with torch.no_grad():
-        return {"forward": layer(x, causal=True), "forward with the last token changed": layer(changed, causal=True)}
+        forward = layer(x, causal=True)
+        return {"forward": forward, "forward with the last token changed": layer(changed, causal=True),
+                **gate_values({"MultiHeadAttention(12, 3)(x of shape (2, 7, 12), causal=True)": forward})}
 
 
 def _weights_match_forward(student, reference, ctx):
@@ -117,7 +144,7 @@ def _weights_match_forward(student, reference, ctx):
             yield f"{case}: forward must equal out_proj(merged heads of attention_weights times the values)"
 
 
-@check("multi_head_attention", weight=2, verify=_weights_match_forward, compare_reference=False,
+@check("multi_head_attention", weight=2, verify=gated(_weights_match_forward, what=WHAT), compare_reference=False,
        description="attention_weights has shape (batch, heads, n, m), rows summing to 1, and agrees with forward "
                    "(self, cross and causal)")
 def weights_agree_with_forward(impl, ref, ctx):
@@ -131,14 +158,15 @@ def weights_agree_with_forward(impl, ref, ctx):
             weights = layer.attention_weights(x, **kwargs)
             forward = layer(x, **kwargs)
             if weights.shape == (batch, heads, n, source.shape[1]):
-                values = layer.v_proj(source).view(batch, -1, heads, dim // heads).transpose(1, 2)
-                mixed = (weights @ values).transpose(1, 2).reshape(batch, n, dim)
+                value_heads = layer.v_proj(source).view(batch, -1, heads, dim // heads).transpose(1, 2)
+                mixed = (weights @ value_heads).transpose(1, 2).reshape(batch, n, dim)
                 rebuilt = layer.out_proj(mixed)
             else:
                 rebuilt = torch.full_like(forward, float("nan"))
         outputs[f"{case}: weights"] = weights
         outputs[f"{case}: forward"] = forward
         outputs[f"{case}: rebuilt"] = rebuilt
+        outputs.update(gate_values({f"{case}: forward of MultiHeadAttention(12, 3) with x (2, 5, 12)": forward}))
     return outputs
 
 
@@ -150,17 +178,19 @@ def _equivariant(student, reference, ctx):
         yield "without a mask, permuting the input tokens must permute the outputs the same way"
 
 
-@check("multi_head_attention", weight=1, verify=_equivariant, compare_reference=False,
+@check("multi_head_attention", weight=1, verify=gated(_equivariant, what=WHAT), compare_reference=False,
        description="without a mask, permuting the tokens permutes the outputs (permutation equivariance)")
 def permutation_equivariance(impl, ref, ctx):
     layer = _layer(impl, ctx, 16, 4)
     x = ctx.randn(2, 7, 16)
     order = torch.randperm(7, generator=ctx.generator)
     with torch.no_grad():
-        return {"forward": layer(x), "forward of permuted tokens": layer(x[:, order].contiguous()), "order": order}
+        forward = layer(x)
+        return {"forward": forward, "forward of permuted tokens": layer(x[:, order].contiguous()), "order": order,
+                **gate_values({"MultiHeadAttention(16, 4)(x of shape (2, 7, 16))": forward})}
 
 
-@check("multi_head_attention", weight=1,
+@check("multi_head_attention", weight=1, verify=gated(what=WHAT), compare_reference=False,
        description="the layer has `heads` and four different nn.Linear(dim, dim) projections with bias: q_proj, "
                    "k_proj, v_proj, out_proj")
 def structure(impl, ref, ctx):
@@ -175,12 +205,49 @@ def structure(impl, ref, ctx):
         outputs[f"layer.{name} has a bias"] = bias is not None
     projections = [getattr(layer, name, None) for name in ("q_proj", "k_proj", "v_proj", "out_proj")]
     outputs["q_proj, k_proj, v_proj and out_proj are four different modules"] = len({id(p) for p in projections}) == 4
+    outputs.update(_gate_values(impl, ctx))
     return outputs
 
 
-@check("multi_head_attention", weight=1,
+@check("multi_head_attention", weight=1, verify=gated(what=WHAT), compare_reference=False,
        description="MultiHeadAttention(dim, heads) raises ValueError when heads does not divide dim")
 def rejects_bad_heads(impl, ref, ctx):
     ctx.seed_torch()
-    return {f"exception for MultiHeadAttention({dim}, {heads})": raised(
+    outputs = {f"exception for MultiHeadAttention({dim}, {heads})": raised(
         lambda: impl.attention.MultiHeadAttention(dim, heads)) for dim, heads in ((10, 4), (12, 5))}
+    return {**outputs, **_gate_values(impl, ctx)}
+
+
+LARGE_SHAPES = [(12, 3, 2, 5, 8), (16, 2, 3, 7, 4)]  # (dim, heads, batch, n, m): cross-attention with n != m
+CAUSAL_LARGE_SHAPES = [(12, 3, 2, 6), (20, 4, 1, 9)]  # (dim, heads, batch, n)
+
+
+@check("multi_head_attention", weight=2, tolerance="deep",
+       description="large inputs (attention scores in the hundreds to thousands): self- and cross-attention, "
+                   "forward and attention_weights stay finite and correct")
+def large_scores(impl, ref, ctx):
+    outputs = {}
+    for dim, heads, batch, n, m in LARGE_SHAPES:
+        layer = _layer(impl, ctx, dim, heads)
+        x, context = ctx.randn(batch, n, dim, scale=LARGE_SCALE), ctx.randn(batch, m, dim, scale=LARGE_SCALE)
+        label = f"MultiHeadAttention({dim}, {heads}) with large x {(batch, n, dim)}"
+        with torch.no_grad():
+            outputs[f"forward of {label}"] = layer(x)
+            outputs[f"attention_weights of {label}"] = layer.attention_weights(x)
+            outputs[f"forward of {label}, large context {(batch, m, dim)}"] = layer(x, context=context)
+    return outputs
+
+
+@check("multi_head_attention", weight=2, tolerance="deep",
+       description="causal=True with large inputs (scores in the thousands): future tokens get no weight however "
+                   "large their scores")
+def causal_large_scores(impl, ref, ctx):
+    outputs = {}
+    for dim, heads, batch, n in CAUSAL_LARGE_SHAPES:
+        layer = _layer(impl, ctx, dim, heads)
+        x = ctx.randn(batch, n, dim, scale=2 * LARGE_SCALE)
+        label = f"MultiHeadAttention({dim}, {heads}) with large x {(batch, n, dim)}, causal=True"
+        with torch.no_grad():
+            outputs[f"forward of {label}"] = layer(x, causal=True)
+            outputs[f"attention_weights of {label}"] = layer.attention_weights(x, causal=True)
+    return outputs

@@ -1,8 +1,12 @@
-"""Hidden checks of sinusoidal_positions: values near and far from position 0, dtype and shape, odd widths."""
+"""Hidden checks of sinusoidal_positions: values near and far from position 0, dtype and shape, odd widths.
+
+The dtype-and-shape and odd-width checks are gated on the values (autograder.probe.gated): a table of zeros of the right
+shape, or a function that always raises, earns nothing.
+"""
 
 import torch
 
-from autograder.probe import check, kind_of
+from autograder.probe import check, gate_values, gated, kind_of
 
 SHORT = [(10, 8), (7, 12), (1, 6), (33, 2), (5, 64)]  # odd lengths, dim != length, a single position
 LONG = [(200, 48), (64, 64), (129, 10)]  # positions far from 0: float32 roundoff of the angle grows with p
@@ -45,14 +49,19 @@ def _table_types(student, reference, ctx):
             yield f"{label} must have shape ({length}, {dim}), got {tuple(table.shape)}"
 
 
-@check("sinusoidal_positions", weight=1, verify=_table_types, compare_reference=False,
+WHAT = "sinusoidal_positions"
+
+
+@check("sinusoidal_positions", weight=1, verify=gated(_table_types, what=WHAT), compare_reference=False,
        description="the table is a float32 tensor of shape (length, dim)")
 def dtype_and_shape(impl, ref, ctx):
-    return {f"sinusoidal_positions({length}, {dim})": impl.positions.sinusoidal_positions(length, dim)
-            for length, dim in TYPED}
+    tables = {f"sinusoidal_positions({length}, {dim})": impl.positions.sinusoidal_positions(length, dim)
+              for length, dim in TYPED}
+    return {**tables, **gate_values({f"{name} in float32": _as_float32(table) for name, table in tables.items()})}
 
 
-@check("sinusoidal_positions", weight=1, description="an odd dim raises ValueError")
+@check("sinusoidal_positions", weight=1, verify=gated(what=WHAT), compare_reference=False,
+       description="an odd dim raises ValueError")
 def odd_dim_rejected(impl, ref, ctx):
     outputs = {}
     for length, dim in [(10, 7), (4, 1), (6, 13)]:
@@ -64,4 +73,5 @@ def odd_dim_rejected(impl, ref, ctx):
         except Exception as exc:  # noqa: BLE001 - any other exception is the wrong one
             raised = isinstance(exc, ValueError)
         outputs[f"sinusoidal_positions({length}, {dim}) raised ValueError"] = raised
+    outputs.update(gate_values(_tables(impl, [(6, 4)])))
     return outputs

@@ -2,12 +2,19 @@
 
 Every model is built with its constructor, then given seeded, distinct weights (ctx.init_module), so the
 student's and the reference's models agree wherever their parameter names and shapes agree.
+
+Large magnitudes: models whose token embeddings are large and whose attention scores reach the hundreds to
+thousands (query and key projections scaled up) must still give finite, correct logits and attention maps
+(compared with the "deep" tolerance).
+
+Property checks (parts, causality, the length limit) are gated on the logits (autograder.probe.gated): a model that computes
+nothing cannot earn them.
 """
 
 import torch
 from torch import nn
 
-from autograder.probe import check
+from autograder.probe import check, gate_values, gate_values_of, gated
 
 SIZES = [  # (vocab, dim, heads, depth): the defaults, and sizes where vocab, dim, heads and depth all differ
     (10, 64, 4, 2),
@@ -31,6 +38,22 @@ def _label(vocab, dim, heads, depth):
     return f"TinyGPT({vocab}, {dim}, {heads}, {depth})"
 
 
+WHAT = "TinyGPT"
+
+
+def _ordinary_call(impl, ctx):
+    """The logits of one small model on one batch of ids (see autograder.probe.gating)."""
+    model = _model(impl, ctx, 7, 16, 2, 1)
+    ids = ctx.randint(0, 7, (2, 6))
+    with torch.no_grad():
+        return {"TinyGPT(7, 16, 2, 1) logits for ids of shape (2, 6)": model(ids)}
+
+
+def _gate_values(impl, ctx):
+    """The gate values of one ordinary call (see autograder.probe.gating); an exception there fails the property check."""
+    return gate_values_of(lambda: _ordinary_call(impl, ctx))
+
+
 @check("tiny_gpt", weight=3, tolerance="deep",
        description="logits of models of several sizes (non-default vocab, dim, heads and depth), batches of ids")
 def logits(impl, ref, ctx):
@@ -51,7 +74,7 @@ def _kind(module):
     return type(module).__name__ if module is not None else "missing"
 
 
-@check("tiny_gpt", weight=1,
+@check("tiny_gpt", weight=1, verify=gated(what=WHAT), compare_reference=False,
        description="parts: tokens Embedding, positions buffer (64, dim) that is not a parameter, "
                    "blocks ModuleList of length depth, final norm, head Linear(dim, vocab)")
 def parts(impl, ref, ctx):
@@ -81,6 +104,7 @@ def parts(impl, ref, ctx):
             [int(head.in_features), int(head.out_features), head.bias is not None] \
             if isinstance(head, nn.Linear) else "n/a"
         outputs[f"{label} number of parameters"] = sum(int(p.numel()) for p in parameters.values())
+    outputs.update(_gate_values(impl, ctx))
     return outputs
 
 
@@ -126,7 +150,7 @@ def _earlier_predictions_unchanged(student, reference, ctx):
                 return
 
 
-@check("tiny_gpt", weight=1, compare_reference=False, verify=_earlier_predictions_unchanged,
+@check("tiny_gpt", weight=1, compare_reference=False, verify=gated(_earlier_predictions_unchanged, what=WHAT),
        description="causality: changing a later token never changes an earlier prediction")
 def causality(impl, ref, ctx):
     outputs = {}
@@ -136,6 +160,7 @@ def causality(impl, ref, ctx):
         name = f"logits of {_label(vocab, dim, heads, depth)}"
         with torch.no_grad():
             outputs[name] = model(ids.clone())
+            outputs.update(gate_values({f"{name} for ids of shape (2, 10)": outputs[name]}))
             for position in (9, 5):
                 changed = ids.clone()
                 changed[:, position] = (changed[:, position] + 1) % vocab
@@ -143,7 +168,8 @@ def causality(impl, ref, ctx):
     return outputs
 
 
-@check("tiny_gpt", weight=1, description="ids longer than 64 tokens raise ValueError; 64 tokens are accepted")
+@check("tiny_gpt", weight=1, verify=gated(what=WHAT), compare_reference=False,
+       description="ids longer than 64 tokens raise ValueError; 64 tokens are accepted")
 def length_limit(impl, ref, ctx):
     model = _model(impl, ctx, 10, 16, 2, 1)
     outputs = {}
@@ -159,4 +185,37 @@ def length_limit(impl, ref, ctx):
         outputs[f"TinyGPT forward on {n} ids raised ValueError"] = raised
     with torch.no_grad():
         outputs["shape of TinyGPT forward on 64 ids"] = [int(s) for s in model(torch.zeros(2, 64, dtype=torch.long)).shape]
+    outputs.update(_gate_values(impl, ctx))
+    return outputs
+
+
+LARGE_SIZES = [((13, 24, 3, 2), (2, 9)), ((7, 16, 4, 1), (3, 12))]  # ((vocab, dim, heads, depth), (batch, n))
+
+
+def _large_model(impl, ctx, vocab, dim, heads, depth):
+    """Token embeddings 30 times larger, and every block's query and key projections 12 times larger."""
+    model = _model(impl, ctx, vocab, dim, heads, depth)
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if name == "tokens.weight":
+                param.mul_(30.0)
+            elif ".attn.q_proj." in name or ".attn.k_proj." in name:
+                param.mul_(12.0)
+    return model
+
+
+@check("tiny_gpt", weight=1, tolerance="deep",
+       description="large magnitudes (large token embeddings, attention scores in the hundreds to thousands): "
+                   "logits and attention_maps stay finite and correct")
+def large_magnitudes(impl, ref, ctx):
+    outputs = {}
+    for (vocab, dim, heads, depth), (batch, n) in LARGE_SIZES:
+        model = _large_model(impl, ctx, vocab, dim, heads, depth)
+        ids = ctx.randint(0, vocab, (batch, n))
+        label = f"{_label(vocab, dim, heads, depth)} with large weights"
+        with torch.no_grad():
+            outputs[f"{label}: logits for ids of shape {(batch, n)}"] = model(ids)
+            maps = model.attention_maps(ids)
+        outputs[f"{label}: attention_maps for ids of shape {(batch, n)}"] = \
+            list(maps) if isinstance(maps, (list, tuple)) else maps
     return outputs

@@ -4,11 +4,19 @@ Every block is built as TransformerBlock(dim, heads, mlp_ratio) after ctx.seed_t
 gives every parameter (LayerNorm weights 1 + noise, biases noise) seeded, distinct values, so a reused norm, a
 missing residual or a post-norm block cannot hide behind gamma = 1, beta = 0. mlp_ratio differs from 4 in most
 shapes. The student's block runs with the reference MultiHeadAttention.
+
+Large inputs: tokens whose features all sit hundreds away from zero (an offset per token of std 300, a spread of
+1 around it) must be normalised as nn.LayerNorm does (a variance taken as E[x^2] - E[x]^2 cancels there); the
+check compares forward(x) - x, what the two sublayers add, with the "deep" tolerance (x itself would hide them,
+and its float32 roundoff at that magnitude is ~3e-5).
+
+Property checks (causality, structure, the input unchanged) are gated on the values (autograder.probe.gated): a block that
+computes nothing cannot earn them.
 """
 
 import torch
 
-from autograder.probe import check
+from autograder.probe import check, gate_values, gate_values_of, gated
 
 SHAPES = [  # (dim, heads, mlp_ratio, batch, n)
     (16, 4, 2, 2, 5),
@@ -20,9 +28,26 @@ CAUSAL_SHAPES = [(12, 3, 2, 2, 6), (16, 2, 3, 3, 9), (8, 4, 4, 1, 1)]
 INIT_SCALE = 0.3
 
 
+WHAT = "TransformerBlock"
+
+
 def _block(impl, ctx, dim, heads, mlp_ratio):
     ctx.seed_torch()
     return ctx.init_module(impl.attention.TransformerBlock(dim, heads, mlp_ratio), scale=INIT_SCALE)
+
+
+def _ordinary_call(impl, ctx):
+    """The values of one ordinary and one causal forward (see autograder.probe.gating)."""
+    block = _block(impl, ctx, 12, 3, 2)
+    x = ctx.randn(2, 5, 12)
+    with torch.no_grad():
+        return {"TransformerBlock(12, 3, mlp_ratio=2)(x of shape (2, 5, 12))": block(x),
+                "TransformerBlock(12, 3, mlp_ratio=2)(x of shape (2, 5, 12), causal=True)": block(x, causal=True)}
+
+
+def _gate_values(impl, ctx):
+    """The gate values of one ordinary call (see autograder.probe.gating); an exception there fails the property check."""
+    return gate_values_of(lambda: _ordinary_call(impl, ctx))
 
 
 def _call(dim, heads, mlp_ratio, shape, causal=False):
@@ -61,7 +86,7 @@ def _future_unchanged(student, reference, ctx):
         yield "with causal=True, changing the last token changed the outputs of earlier tokens"
 
 
-@check("transformer_block", weight=1, verify=_future_unchanged, compare_reference=False,
+@check("transformer_block", weight=1, verify=gated(_future_unchanged, what=WHAT), compare_reference=False,
        description="causal=True: changing a later token never changes the outputs of earlier tokens")
 def causal_future_never_changes_past(impl, ref, ctx):
     block = _block(impl, ctx, 12, 3, 2)
@@ -69,7 +94,9 @@ def causal_future_never_changes_past(impl, ref, ctx):
     changed = x.clone()
     changed[:, -1] += ctx.randn(2, 12, scale=3.0)
     with torch.no_grad():
-        return {"forward": block(x, causal=True), "forward with the last token changed": block(changed, causal=True)}
+        forward = block(x, causal=True)
+        return {"forward": forward, "forward with the last token changed": block(changed, causal=True),
+                **gate_values({"TransformerBlock(12, 3, mlp_ratio=2)(x of shape (2, 7, 12), causal=True)": forward})}
 
 
 def _last_linear(module):
@@ -117,7 +144,7 @@ def pre_norm_residuals(impl, ref, ctx):
     return outputs
 
 
-@check("transformer_block", weight=1,
+@check("transformer_block", weight=1, verify=gated(what=WHAT), compare_reference=False,
        description="structure: norm1 and norm2 are separate LayerNorm(dim), attn is MultiHeadAttention(dim, heads), "
                    "mlp is Linear(dim, mlp_ratio * dim), GELU, Linear(mlp_ratio * dim, dim)")
 def structure(impl, ref, ctx):
@@ -140,17 +167,38 @@ def structure(impl, ref, ctx):
         outputs[f"layers of {label}.mlp"] = [type(layer).__name__ for layer in layers]
         outputs[f"(in, out) features of the Linear layers of {label}.mlp"] = [
             [layer.in_features, layer.out_features] for layer in layers if isinstance(layer, torch.nn.Linear)]
+    outputs.update(_gate_values(impl, ctx))
     return outputs
 
 
-@check("transformer_block", weight=1, tolerance="exact",
+@check("transformer_block", weight=1, verify=gated(what=WHAT), compare_reference=False,
        description="leaves its input unchanged (no in-place residual on the caller's tensor)")
 def input_unchanged(impl, ref, ctx):
     block = _block(impl, ctx, 12, 3, 2)
     x = ctx.randn(2, 6, 12)
+    causal = block(x.clone(), causal=True)
     block(x, causal=True)
     block(x)
-    return {"x after two forwards": x}
+    return {"x after two forwards": x,
+            **gate_values({"TransformerBlock(12, 3, mlp_ratio=2)(x of shape (2, 6, 12), causal=True)": causal})}
+
+
+LARGE_SHAPES = [(12, 3, 2, 2, 5, False), (16, 4, 3, 3, 7, True)]  # (dim, heads, mlp_ratio, batch, n, causal)
+
+
+@check("transformer_block", weight=2, tolerance="deep",
+       description="large inputs (every feature of a token hundreds away from zero): what the two sublayers add to "
+                   "x, plain and causal")
+def large_inputs(impl, ref, ctx):
+    outputs = {}
+    for dim, heads, ratio, batch, n, causal in LARGE_SHAPES:
+        block = _block(impl, ctx, dim, heads, ratio)
+        x = ctx.randn(batch, n, dim) + ctx.randn(batch, n, 1, scale=300.0)
+        with torch.no_grad():
+            out = block(x.clone(), causal=causal)
+        outputs[f"forward(x) - x for {_call(dim, heads, ratio, (batch, n, dim), causal)} with large x"] = \
+            out - x if isinstance(out, torch.Tensor) and out.shape == x.shape else out
+    return outputs
 
 
 @check("transformer_block", weight=1,
