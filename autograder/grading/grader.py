@@ -54,6 +54,7 @@ from autograder.spec.quiz import (
     read_answers,
 )
 from autograder.spec.reference import load_package, prune_reference
+from autograder.submission.imports import NOT_IMPORTED, unneeded_modules
 from autograder.submission.package import PreparedSubmission, prepare_submission
 
 IMPORT_TIMEOUT = 30.0
@@ -292,6 +293,9 @@ class Grader:
                                    f"{module}.py could not be imported: {broken[module]}", seed=seed)
                        for check, seed in checks]
             return score_task(task.id, task.title, task.points, results)
+        unneeded = unneeded_modules(prepared.package_dir, self.assignment.package, self.assignment.modules,
+                                    task.modules, task.uses)
+        broken = broken | {m: NOT_IMPORTED.format(module=m) for m in unneeded if m not in broken}
         results = []
         pending = checks
         while pending:

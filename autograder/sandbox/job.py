@@ -38,7 +38,7 @@ from safetensors.torch import save as save_safetensors
 from autograder import probe as probe_api
 from autograder.errors import OutputTooLarge
 from autograder.judge.transport import dumps_record, encode_outputs
-from autograder.sandbox import linux
+from autograder.sandbox import globalstate, linux
 from autograder.sandbox.confine import (
     CappedText,
     enter_sandbox,
@@ -229,7 +229,11 @@ class StudentPackage:
     def __getattr__(self, module: str) -> types.ModuleType:
         if module.startswith("_"):
             raise AttributeError(module)
-        loaded = importlib.import_module(f"{self._package}.{module}")
+        before = globalstate.capture()
+        try:
+            loaded = importlib.import_module(f"{self._package}.{module}")
+        finally:  # what a module sets at import (default dtype, grad mode, seeds, ...) stays in its import
+            globalstate.restore(before)
         self._substitute()
         return loaded
 
