@@ -48,6 +48,7 @@ from autograder.sandbox.confine import (
     trial_checks,
 )
 from autograder.sandbox.linux import prctl_quietly
+from autograder.sandbox.memory import JOB_OOM_SCORE_ADJ, set_oom_score_adj
 from autograder.util.paths import PACKAGE_ROOT
 
 if TYPE_CHECKING:  # the zygote module imports this one
@@ -75,6 +76,7 @@ EXIT_SANDBOX_FAILED = 70
 def start_job(job: dict[str, Any], plan: Plan, pipe: int) -> None:
     """The job's first process: set up the sandbox, then run the job; never returns."""
     began = time.perf_counter()
+    set_oom_score_adj(JOB_OOM_SCORE_ADJ)  # the OOM killer's first choice: a job, never the grader or a zygote
     try:
         os.setsid()
         prctl_quietly(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
