@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from autograder.authoring import blind_runtime as rt
-from autograder.authoring.audit import BlindRow, render_blind
+from autograder.authoring.audit import BlindRow, render_blind, run_blind
 from autograder.authoring.blind import BLIND_KINDS, blind_module_source, write_blind_package
 from autograder.spec.assignment import load_assignment
 
@@ -110,3 +110,13 @@ def test_the_blind_table_names_what_paid():
     table = render_blind(rows)
     assert "PAID mask x zeros: mask.dtype" in table and "11 / 12" in table
     assert not rows[1].ok and rows[0].ok
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["assignment2", "assignment3"])
+def test_every_blind_submission_scores_zero_on_every_task(name):
+    rows = run_blind(load_assignment(name), jobs=2)
+    table = render_blind(rows)
+    print(table)
+    assert [row.kind for row in rows] == list(BLIND_KINDS)
+    assert all(row.ok for row in rows), table
