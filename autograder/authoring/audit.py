@@ -9,8 +9,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.authoring.blind import BLIND_KINDS, write_blind_package
+from autograder.authoring.template import render_template
 from autograder.grading.grader import Grader
-from autograder.reports.results import PASSED, GradeReport
+from autograder.reports.results import PASSED, GradeReport, TaskResult
 from autograder.spec.assignment import Assignment
 from autograder.spec.mutation import Mutation, apply_mutation, load_mutations
 from autograder.spec.reference import module_imports
@@ -94,20 +96,77 @@ def run_audit(assignment: Assignment, jobs: int = 2, progress=None) -> list[Audi
     """
     work = [(m, "mistake") for m in load_mutations(assignment, "mistakes")]
     work += [(m, "variant") for m in load_mutations(assignment, "variants")]
+
+    def one(grader: Grader, tmp: Path, item: tuple[Mutation, str]) -> AuditRow:
+        return _audit_one(grader, assignment, item[0], item[1], tmp)
+
+    return _in_parallel(assignment, work, jobs, one, progress)
+
+
+@dataclass
+class BlindRow:
+    """How much one kind of blind submission earned, task by task.
+
+    Attributes:
+        kind: The blind kind (autograder.authoring.blind.BLIND_KINDS).
+        scores: Task id to (points earned, points possible).
+        paying: Task id to the checks that passed (what a gate on the task's values must cover).
+    """
+
+    kind: str
+    scores: dict[str, tuple[float, float]] = field(default_factory=dict)
+    paying: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.scores) and all(score <= 0 for score, _ in self.scores.values())
+
+
+def run_blind(assignment: Assignment, jobs: int = 2, kinds: tuple[str, ...] = BLIND_KINDS,
+              progress=None) -> list[BlindRow]:
+    """Grade one blind submission per kind (every task's functions blind at once), ``jobs`` at a time.
+
+    Args:
+        assignment: The assignment to audit.
+        jobs: Number of graders working in parallel.
+        kinds: The blind kinds to grade.
+        progress: Optional callback ``progress(row)`` called as each row completes.
+
+    Returns:
+        One row per kind, in the order of ``kinds``.
+    """
+    template = render_template(assignment)
+    tasks = {task.id for task in assignment.tasks}
+
+    def one(grader: Grader, tmp: Path, kind: str) -> BlindRow:
+        folder = write_blind_package(assignment, kind, tmp / f"blind-{kind}" / assignment.package, template)
+        return blind_row(kind, grader.grade(folder, only=tasks).tasks)
+
+    return _in_parallel(assignment, list(kinds), jobs, one, progress)
+
+
+def blind_row(kind: str, tasks: list[TaskResult]) -> BlindRow:
+    """The scores of a graded blind submission, with the checks that paid it."""
+    return BlindRow(kind, {t.id: (t.score, t.max_score) for t in tasks},
+                    {t.id: [c.name for c in t.checks if c.status == PASSED] for t in tasks if t.score > 0})
+
+
+def _in_parallel(assignment: Assignment, work: list, jobs: int, one, progress=None) -> list:
+    """``one(grader, tmp, item)`` for every item, by ``jobs`` graders in threads; results in the items' order."""
     pending: queue.Queue = queue.Queue()
     for index, item in enumerate(work):
         pending.put((index, item))
-    rows: list[AuditRow | None] = [None] * len(work)
+    rows: list = [None] * len(work)
     lock = threading.Lock()
 
     def worker() -> None:
         with tempfile.TemporaryDirectory(prefix="grader-audit-") as tmp, Grader(assignment) as grader:
             while True:
                 try:
-                    index, (mutation, kind) = pending.get_nowait()
+                    index, item = pending.get_nowait()
                 except queue.Empty:
                     return
-                row = _audit_one(grader, assignment, mutation, kind, Path(tmp))
+                row = one(grader, Path(tmp), item)
                 with lock:
                     rows[index] = row
                     if progress:
@@ -158,9 +217,42 @@ def render_audit(rows: list[AuditRow], seconds: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def audit_and_render(assignment: Assignment, jobs: int) -> tuple[bool, str]:
-    """Run the audit and return (all good, table)."""
+def render_blind(rows: list[BlindRow]) -> str:
+    """The blind family's table (task by kind, points earned) and the checks that paid a blind submission."""
+    if not rows:
+        return ""
+    tasks = list(rows[0].scores)
+    width = max(len(t) for t in tasks + ["task"])
+    kinds = [row.kind for row in rows]
+    lines = ["blind submissions (points earned; each must be 0):",
+             f"{'task'.ljust(width)}  " + "  ".join(f"{k:>7}" for k in kinds) + "   of"]
+    for task in tasks:
+        cells = [f"{row.scores.get(task, (0.0, 0.0))[0]:7.2f}" for row in rows]
+        lines.append(f"{task.ljust(width)}  " + "  ".join(cells) + f"  {rows[0].scores[task][1]:4g}")
+    paid = [(row.kind, task, names) for row in rows for task, names in row.paying.items()]
+    for kind, task, names in paid:
+        lines.append(f"  PAID {task} x {kind}: {', '.join(names)}")
+    clean = sum(score <= 0 for row in rows for score, _ in row.scores.values())
+    total = sum(len(row.scores) for row in rows)
+    lines.append(f"blind submissions scoring 0 on their task: {clean} / {total}")
+    return "\n".join(lines) + "\n"
+
+
+FAMILIES = ("all", "mutations", "blind")
+
+
+def audit_and_render(assignment: Assignment, jobs: int, families: str = "all") -> tuple[bool, str]:
+    """Run the audit (the mistakes and variants, the blind submissions, or both) and return (all good, table).
+
+    Raises:
+        ValueError: If ``families`` is not one of FAMILIES.
+    """
+    if families not in FAMILIES:
+        raise ValueError(f"unknown audit family {families!r}; expected one of {', '.join(FAMILIES)}")
     started = time.monotonic()
-    rows = run_audit(assignment, jobs=jobs)
-    ok = bool(rows) and all(row.ok for row in rows)
-    return ok, render_audit(rows, time.monotonic() - started)
+    rows = run_audit(assignment, jobs=jobs) if families != "blind" else []
+    blind = run_blind(assignment, jobs=jobs) if families != "mutations" else []
+    ok = (bool(rows) or families == "blind") and all(row.ok for row in rows) and all(row.ok for row in blind)
+    seconds = time.monotonic() - started
+    table = render_audit(rows, seconds) if rows else f"wall time: {seconds:.1f} s\n"
+    return ok, (render_blind(blind) + "\n" if blind else "") + table

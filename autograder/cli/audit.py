@@ -12,13 +12,17 @@ from autograder.cli.base import assignment_named, friendly_errors
 @click.command()
 @click.argument("assignment")
 @click.option("--jobs", "-j", default=2, show_default=True, help="Graders working in parallel.")
+@click.option("--families", type=click.Choice(["all", "mutations", "blind"]), default="all", show_default=True,
+              help="Grade the known mistakes and variants, the blind submissions, or both.")
 @friendly_errors
-def audit(assignment: str, jobs: int) -> None:
-    """Grade every known mistake (must lose points, in its task only) and correct variant (must keep full marks)."""
+def audit(assignment: str, jobs: int, families: str) -> None:
+    """Grade every known mistake (must lose points, in its task only), correct variant (must keep full marks)
+    and blind submission (raise, zeros, ones, random, echo, convert: must score 0 on every task)."""
     from autograder.authoring.audit import audit_and_render
 
-    ok, table = audit_and_render(assignment_named(assignment), jobs)
+    ok, table = audit_and_render(assignment_named(assignment), jobs, families)
     click.echo(table, nl=False)
     if not ok:
-        click.echo("audit failed: a mistake escaped, cost another task points, or a variant lost points", err=True)
+        click.echo("audit failed: a mistake escaped, cost another task points, a variant lost points, or a blind "
+                   "submission earned points", err=True)
         sys.exit(1)

@@ -44,6 +44,7 @@ from autograder.sandbox.host import (
     new_scratch,
     start_zygotes,
 )
+from autograder.sandbox.memory import GRADER_OOM_SCORE_ADJ, current_plan, set_oom_score_adj
 from autograder.spec.assignment import Assignment, Task
 from autograder.spec.mutation import load_mutations
 from autograder.spec.quiz import (
@@ -54,6 +55,7 @@ from autograder.spec.quiz import (
     read_answers,
 )
 from autograder.spec.reference import load_package, prune_reference
+from autograder.submission.imports import NOT_IMPORTED, unneeded_modules
 from autograder.submission.package import PreparedSubmission, prepare_submission
 
 IMPORT_TIMEOUT = 30.0
@@ -78,7 +80,9 @@ class Grader:
                  zygotes: list[Zygote] | None = None, require_isolation: str | None = None) -> None:
         self.assignment = assignment
         self.scratch = scratch or new_scratch()
-        self.zygotes = zygotes or start_zygotes(workers, self.scratch, protect=assignment.private_folders)
+        self.memory = current_plan(assignment.memory_mb, len(zygotes) if zygotes else workers)
+        set_oom_score_adj(GRADER_OOM_SCORE_ADJ)  # before the zygotes start: they inherit it, their jobs raise it
+        self.zygotes = zygotes or start_zygotes(self.memory.workers, self.scratch, protect=assignment.private_folders)
         for zygote in self.zygotes:
             zygote.required = require_isolation or zygote.required
             zygote.ensure_protected(assignment.private_folders)
@@ -176,7 +180,7 @@ class Grader:
                      printed: dict[str, list[str]]) -> dict[str, TaskResult]:
         """Grade tasks on every zygote at once, longest first; the longest goes to a zygote already started (a
         cold one starts meanwhile and takes the next tasks)."""
-        if len(self.zygotes) == 1 or len(chosen) == 1:
+        if len(self.zygotes) == 1 or len(chosen) == 1 or self.memory.workers == 1:
             return {task.id: self._grade_task(task, prepared, broken, printed[task.id]) for task in chosen}
         longest_first = sorted(chosen, key=lambda t: (not t.slow, -len(self.checks[t.id])))
         rest: queue.SimpleQueue[Task] = queue.SimpleQueue()
@@ -201,7 +205,7 @@ class Grader:
                 task = None
 
         first = self._started_zygote()
-        zygotes = [first] + [z for z in self.zygotes if z is not first]
+        zygotes = ([first] + [z for z in self.zygotes if z is not first])[: self.memory.workers]  # the budget's
         with ThreadPoolExecutor(len(zygotes)) as pool:
             served = [pool.submit(serve, z, longest_first[0] if i == 0 else None) for i, z in enumerate(zygotes)]
             for future in served:
@@ -232,7 +236,7 @@ class Grader:
         job_dir = Path(job["workdir"]).with_name(Path(job["workdir"]).name + "-out")
         job_dir.mkdir()
         limits = Limits(wall_seconds=wall_seconds, cpu_seconds=int(wall_seconds * 2 * steps) + 5,
-                        memory_bytes=self.assignment.memory_mb * 1024 * 1024, steps=steps)
+                        memory_bytes=self.memory.job_bytes, steps=steps)
         zygote = zygote or self._started_zygote()
         try:
             return zygote.run(job, limits, job_dir, OUTPUT_PER_CHECK * steps)
@@ -293,6 +297,9 @@ class Grader:
                                    f"{module}.py could not be imported: {broken[module]}", seed=seed)
                        for check, seed in checks]
             return score_task(task.id, task.title, task.points, results)
+        unneeded = unneeded_modules(prepared.package_dir, self.assignment.package, self.assignment.modules,
+                                    task.modules, task.uses)
+        broken = broken | {m: NOT_IMPORTED.format(module=m) for m in unneeded if m not in broken}
         results = []
         pending = checks
         while pending:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import random
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
+import numpy as np
 import torch
 
 
@@ -78,9 +80,20 @@ def canonical_parameters(module: torch.nn.Module, prefix: str = "",
 
 
 def pin_torch_state(seed: int) -> None:
-    """Pin torch's global state before a probe runs; the worker and the parent both call this, so the student's
-    code and the reference see the same default dtype, grad mode, thread count and seed."""
+    """Pin torch's (and NumPy's) global state before a probe runs; the worker and the parent both call this, so
+    the student's code and the reference see the same default dtype, grad mode, thread count, algorithm flags,
+    print options and seeds."""
     torch.set_default_dtype(torch.float32)
     torch.set_grad_enabled(True)
-    torch.set_num_threads(1)
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(False)
+    torch.autograd.set_detect_anomaly(False)
+    torch.set_float32_matmul_precision("highest")
+    torch._C._set_mkldnn_enabled(True)
+    torch.set_flush_denormal(False)
+    torch.set_printoptions(profile="default")
+    np.seterr(divide="warn", over="warn", under="ignore", invalid="warn")
+    np.random.seed(seed % 2**32)
+    random.seed(seed)
     torch.manual_seed(seed)

@@ -106,8 +106,21 @@ def scrubbed_environment(home: str, marker: str = "") -> dict[str, str]:
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
+        "ATEN_CPU_CAPABILITY": kernel_capability(),
         MARKER_VARIABLE: marker,
     }
+
+
+def kernel_capability() -> str:
+    """The CPU kernels (``avx512``, ``avx2``, ``default``) torch uses in this process, for the workers to use too.
+
+    torch picks them once per process from what its CPU probe sees; a job that probes inside the sandbox can see
+    less and fall back to other kernels, whose random numbers differ by about 1e-6 (``torch.randn`` inputs made
+    in the job then differ from the parent's, and an exact check of a pure reshape fails).
+    """
+    import torch  # the grader's process has imported it already
+
+    return torch.backends.cpu.get_cpu_capability().lower()
 
 
 def default_protected() -> list[Path]:

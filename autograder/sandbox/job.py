@@ -38,7 +38,7 @@ from safetensors.torch import save as save_safetensors
 from autograder import probe as probe_api
 from autograder.errors import OutputTooLarge
 from autograder.judge.transport import dumps_record, encode_outputs
-from autograder.sandbox import linux
+from autograder.sandbox import globalstate, linux
 from autograder.sandbox.confine import (
     CappedText,
     enter_sandbox,
@@ -48,6 +48,7 @@ from autograder.sandbox.confine import (
     trial_checks,
 )
 from autograder.sandbox.linux import prctl_quietly
+from autograder.sandbox.memory import JOB_OOM_SCORE_ADJ, set_oom_score_adj
 from autograder.util.paths import PACKAGE_ROOT
 
 if TYPE_CHECKING:  # the zygote module imports this one
@@ -75,6 +76,7 @@ EXIT_SANDBOX_FAILED = 70
 def start_job(job: dict[str, Any], plan: Plan, pipe: int) -> None:
     """The job's first process: set up the sandbox, then run the job; never returns."""
     began = time.perf_counter()
+    set_oom_score_adj(JOB_OOM_SCORE_ADJ)  # the OOM killer's first choice: a job, never the grader or a zygote
     try:
         os.setsid()
         prctl_quietly(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -229,7 +231,11 @@ class StudentPackage:
     def __getattr__(self, module: str) -> types.ModuleType:
         if module.startswith("_"):
             raise AttributeError(module)
-        loaded = importlib.import_module(f"{self._package}.{module}")
+        before = globalstate.capture()
+        try:
+            loaded = importlib.import_module(f"{self._package}.{module}")
+        finally:  # what a module sets at import (default dtype, grad mode, seeds, ...) stays in its import
+            globalstate.restore(before)
         self._substitute()
         return loaded
 

@@ -145,6 +145,7 @@ _STDIN = _Stdin()
 def main(config: dict[str, Any] | None = None, pidns: bool = False, note: str = "") -> int:
     """Detect the isolation features, then serve jobs until stdin closes (see autograder.sandbox.boot)."""
     torch.set_num_threads(1)
+    torch.backends.cpu.get_cpu_capability()  # fixed now (ATEN_CPU_CAPABILITY), before any sandbox: jobs inherit it
     sys.dont_write_bytecode = True
     prctl_quietly(linux.PR_SET_DUMPABLE, 0)  # the grader's side: no ptrace, no /proc/<pid>/mem by students
     if not pidns:
