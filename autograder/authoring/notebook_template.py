@@ -10,7 +10,8 @@ from typing import Any
 from autograder.authoring.template import STUDENT_README, TemplateError, render_template
 from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import load_questions
-from autograder.submission.notebook import ANSWERS_NAME, parse_layout
+from autograder.submission.notebook.collect import ANSWERS_NAME
+from autograder.submission.notebook.layout import parse_layout
 from autograder.util.paths import display_path
 
 _ITEM = re.compile(r"^\d+\.\s", re.MULTILINE)
@@ -59,7 +60,7 @@ missing = [name for name in {dependencies!r} if importlib.util.find_spec(name) i
 if missing:  # Colab and course images have most of these; nothing present is ever reinstalled
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", *missing], check=True)
 
-from autograder.submission.notebook import check_notebook'''
+from autograder.public.notebook import check_notebook'''
 
 
 def notebook_path(assignment: Assignment) -> Path:
@@ -95,7 +96,7 @@ def render_notebook(assignment: Assignment, template: dict[str, bytes] | None = 
     _task_cells(builder, assignment, template, items)
     _quiz_cells(builder, assignment, sections.pop("quiz", ""))
     builder.markdown("## Before you submit\n\nSave the notebook, then check every task at once:", "final")
-    builder.code(f'from autograder.submission.notebook import check_notebook\n\ncheck_notebook("{assignment.name}");', "check-all")
+    builder.code(f'from autograder.public.notebook import check_notebook\n\ncheck_notebook("{assignment.name}");', "check-all")
     return nbformat.writes(builder.notebook())
 
 
@@ -202,7 +203,7 @@ def _task_cells(builder: _Builder, assignment: Assignment, template: dict[str, b
             text = _definition_text(layouts.get(module), name)
             if text:
                 builder.code(text, f"{task.id}-{name}")
-        builder.code(f'from autograder.submission.notebook import check_notebook\n\n'
+        builder.code(f'from autograder.public.notebook import check_notebook\n\n'
                      f'check_notebook("{assignment.name}", task="{task.id}");', f"check-{task.id}")
 
 
@@ -246,7 +247,7 @@ def _quiz_cells(builder: _Builder, assignment: Assignment, section: str) -> None
     builder.markdown("\n".join(lines), "quiz")
     body = "\n".join(f'    "{q.id}": "",' for q in questions)
     builder.code(f"{ANSWERS_NAME} = {{\n{body}\n}}", "answers")
-    builder.code(f'from autograder.submission.notebook import check_notebook\n\n'
+    builder.code(f'from autograder.public.notebook import check_notebook\n\n'
                  f'check_notebook("{assignment.name}", task="{quiz.task_id}");', "check-quiz")
 
 

@@ -21,8 +21,8 @@ from autograder.errors import GraderError
 def check(assignment: str, path: Path | None, tasks: tuple[str, ...], show_extracted: Path | None) -> None:
     """Run the public tests on your work (default: ./ASSIGNMENT; a package, a zip or a .ipynb notebook) and check
     the quiz answers' format."""
+    from autograder.public.notebook import checked_work
     from autograder.public.runner import render_check, run_public_tests
-    from autograder.submission.notebook import checked_work
 
     spec = assignment_named(assignment)
     for task_id in tasks:

@@ -7,7 +7,6 @@ import itertools
 import platform
 import queue
 import shutil
-import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -17,6 +16,7 @@ import torch
 
 from autograder import __version__
 from autograder.errors import AssignmentError, WorkerDied
+from autograder.grading.records import collect_output, ended_early, format_error, read_tensor_file, seconds_of, truncate
 from autograder.judge.compare import TOLERANCES
 from autograder.judge.scoring import score_task
 from autograder.judge.transport import TransportError, decode_outputs
@@ -171,7 +171,7 @@ class Grader:
             tasks=tasks,
             digest=prepared.digest,
             notes=notes,
-            student_output=_truncate("\n".join(outputs), self.assignment.max_output_bytes),
+            student_output=truncate("\n".join(outputs), self.assignment.max_output_bytes),
             environment=self.environment(),
             seconds=round(time.monotonic() - started, 2),
         ).make_printable()
@@ -264,14 +264,14 @@ class Grader:
                 break
             job = self._job(prepared, {"import_modules": remaining, "broken_modules": broken})
             result = self._run(job, IMPORT_TIMEOUT)
-            _collect_output(outputs, "import", result)
+            collect_output(outputs, "import", result)
             done = {r.get("import"): r for r in result.records if isinstance(r.get("import"), str)}
             for module in list(remaining):
                 record = done.get(module)
                 if record is not None and record.get("status") == "ok":
                     remaining.remove(module)
                     continue
-                reason = _ended_early(result, "importing it") if record is None else _format_error(record.get("error"))
+                reason = ended_early(result, "importing it") if record is None else format_error(record.get("error"))
                 culprit = next((m for m in remaining if m != module and m not in moved and f"{m}.py" in reason), None)
                 if culprit is not None:
                     moved.add(culprit)
@@ -329,7 +329,7 @@ class Grader:
         })
         result = self._run(job, task.timeout, steps=len(checks), zygote=zygote)
         label = checks[0][0].name if len(checks) == 1 else task.id
-        _collect_output(outputs, label, result)
+        collect_output(outputs, label, result)
         records: dict[str, dict[str, Any]] = {}
         for record in result.records:
             if isinstance(record.get("check"), str):
@@ -342,7 +342,7 @@ class Grader:
                 if record is None:
                     base.status = TIMEOUT if result.timed_out else ERROR
                     base.message = (f"did not finish within {task.timeout:g} s (an endless loop, a long sleep, "
-                                    f"or far too slow)" if result.timed_out else _ended_early(result, "this check"))
+                                    f"or far too slow)" if result.timed_out else ended_early(result, "this check"))
                     done.append(base)
                     return done
                 done.append(self._read_check(check, seed, record, result, base))
@@ -353,14 +353,14 @@ class Grader:
 
     def _read_check(self, check: Check, seed: int, record: dict[str, Any], result: JobResult,
                     base: CheckResult) -> CheckResult:
-        base.seconds, base.cpu_seconds = (_seconds(record.get(key)) for key in ("seconds", "cpu_seconds"))
+        base.seconds, base.cpu_seconds = (seconds_of(record.get(key)) for key in ("seconds", "cpu_seconds"))
         status = record.get("status")
         if status in ("not_implemented", "error"):
             base.status = NOT_IMPLEMENTED if status == "not_implemented" else ERROR
-            base.message = _format_error(record.get("error"))
+            base.message = format_error(record.get("error"))
             return base
         try:
-            tensor_bytes = _read_tensor_file(result.job_dir, record.get("tensors"))
+            tensor_bytes = read_tensor_file(result.job_dir, record.get("tensors"))
             actual = decode_outputs(record.get("values"), tensor_bytes)
         except TransportError as exc:
             base.message = f"the outputs could not be read back: {exc}"
@@ -394,64 +394,6 @@ def _load_assets(folder: Path) -> dict[str, bytes]:
     if not folder.is_dir():
         return {}
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
-
-
-def _read_tensor_file(job_dir: Path | None, name: Any) -> bytes | None:
-    if name is None or job_dir is None:
-        return None
-    if not isinstance(name, str) or "/" in name or name.startswith("."):
-        raise TransportError("bad tensor file name")
-    path = job_dir / name
-    if not path.is_file() or path.is_symlink():
-        raise TransportError("tensor file missing")
-    return path.read_bytes()
-
-
-def _seconds(value: Any) -> float:
-    """A duration reported by the worker (untrusted): a finite, non-negative number or 0."""
-    if type(value) not in (int, float) or not 0 <= value < 1e7:
-        return 0.0
-    return float(value)
-
-
-def _format_error(error: Any) -> str:
-    if not isinstance(error, dict):
-        return "failed"
-    kind = str(error.get("type", "Exception"))[:80]
-    message = str(error.get("message", ""))[:300]
-    where = error.get("where")
-    text = f"{kind}: {message}" if message else kind
-    if kind == "MemoryError":
-        text += " (ran out of memory under the grader's limit)"
-    return text + (f" ({where})" if isinstance(where, str) else "")
-
-
-def _ended_early(result: JobResult, during: str) -> str:
-    exit_info = result.exit or {}
-    if result.timed_out:
-        return f"did not finish in time while {during}"
-    if exit_info.get("worker_died"):
-        return f"the grader's worker was stopped during {during}"
-    sig = exit_info.get("signal")
-    if sig:
-        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-        why = {"SIGSEGV": " (a crash, e.g. unbounded recursion)", "SIGXCPU": " (CPU time limit)",
-               "SIGKILL": " (killed, e.g. over the memory limit)"}.get(name, "")
-        return f"the process running your code was killed by {name}{why} during {during}"
-    return f"the process running your code exited (code {exit_info.get('code')}) during {during}"
-
-
-def _collect_output(outputs: list[str], label: str, result: JobResult) -> None:
-    text = result.output.strip()
-    if text:
-        outputs.append(f"--- output during {label}" + (" (truncated)" if result.output_truncated else "") + f"\n{text}")
-
-
-def _truncate(text: str, limit: int) -> str:
-    data = text.encode("utf-8", errors="replace")
-    if len(data) <= limit:
-        return text
-    return data[:limit].decode("utf-8", errors="ignore") + "\n[output truncated]"
 
 
 def _isolation_fields(zygotes: list[Zygote]) -> dict[str, Any]:

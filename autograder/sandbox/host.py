@@ -18,7 +18,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from autograder.errors import IsolationError, WorkerDied
 from autograder.protocol import MARKER_VARIABLE
 from autograder.sandbox import linux
 from autograder.sandbox.layout import job_payload, make_trial_dirs, prepare_dirs, protected_samples
+from autograder.sandbox.limits import Limits
 from autograder.sandbox.procfs import kill_marked
 from autograder.sandbox.results import (
     JobResult,
@@ -56,40 +56,6 @@ SANDBOX_UID_RANGE = 5000
 
 
 MAX_ISOLATION_VARIABLE = "GRADER_MAX_ISOLATION"
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits applied to each job's process tree.
-
-    Attributes:
-        wall_seconds: Wall-clock time for each step of the job (a check, or the whole job if it has one step),
-            enforced from outside: the clock restarts when the job reports that it starts its next step.
-        cpu_seconds: CPU time for the whole job (RLIMIT_CPU).
-        memory_bytes: Address space the job may add beyond the pre-imported zygote's (RLIMIT_AS).
-        file_bytes: Largest file the job may write (RLIMIT_FSIZE); also bounds captured output and outputs.
-        processes: Processes and threads the job may add (RLIMIT_NPROC; see docs/SECURITY.md for where it holds).
-    """
-
-    wall_seconds: float
-    cpu_seconds: int
-    memory_bytes: int = 2 * 1024**3
-    file_bytes: int = 64 * 1024 * 1024
-    processes: int = 64
-    steps: int = 1
-
-    @property
-    def total_wall_seconds(self) -> float:
-        """The hard cap on the whole job, whatever it reports about its steps."""
-        return self.wall_seconds * max(1, self.steps)
-
-    def as_job(self) -> dict[str, int]:
-        return {
-            "cpu_seconds": int(self.cpu_seconds),
-            "address_space_bytes": int(self.memory_bytes),
-            "file_bytes": int(self.file_bytes),
-            "processes": int(self.processes),
-        }
 
 
 def scrubbed_environment(home: str, marker: str = "") -> dict[str, str]:

@@ -160,7 +160,8 @@ def prepare_submission(path: Path, assignment: Assignment, scratch: Path) -> Pre
     """
     if not path.exists():
         raise SubmissionError(f"submission not found: {path}")
-    from autograder.submission.notebook import is_notebook, use_notebook  # a notebook is read, never run
+    from autograder.submission.notebook.extract import use_notebook  # a notebook is read, never run
+    from autograder.submission.notebook.read import is_notebook
 
     label = path.name
     if path.is_file() and not is_notebook(path):

@@ -10,7 +10,8 @@ import torch
 
 from autograder.judge.transport import decode_outputs
 from autograder.probe import Context
-from autograder.sandbox.host import Limits, Zygote, new_scratch
+from autograder.sandbox.host import Zygote, new_scratch
+from autograder.sandbox.limits import Limits
 
 CHECKS = '''
 import os

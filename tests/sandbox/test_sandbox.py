@@ -17,7 +17,9 @@ import pytest
 from autograder.errors import IsolationError
 from autograder.probe import load_checks_file
 from autograder.sandbox import linux, tiers
-from autograder.sandbox.host import MARKER_VARIABLE, Limits, Zygote, describe_isolation, new_scratch
+from autograder.protocol import MARKER_VARIABLE
+from autograder.sandbox.host import Zygote, describe_isolation, new_scratch
+from autograder.sandbox.limits import Limits
 from autograder.sandbox.results import read_plain, sanitize_job_dir
 from autograder.util.safety import csv_safe
 
@@ -346,7 +348,8 @@ def test_the_worker_dies_with_a_killed_grader(tmp_path):
         import sys, time
         sys.path.insert(0, {str(REPO)!r})
         from pathlib import Path
-        from autograder.sandbox.host import Zygote, Limits, new_scratch
+        from autograder.sandbox.host import Zygote, new_scratch
+        from autograder.sandbox.limits import Limits
         scratch = new_scratch()
         (scratch / "w" / "pkg").mkdir(parents=True)
         (scratch / "w" / "pkg" / "__init__.py").write_text("")

@@ -6,9 +6,10 @@ import ast
 import json
 from pathlib import Path
 
-from autograder.spec.assignment import Assignment
-from autograder.submission.notebook import ANSWERS_NAME, parse_layout
 from autograder.authoring.notebook_template import notebook_path
+from autograder.spec.assignment import Assignment
+from autograder.submission.notebook.collect import ANSWERS_NAME
+from autograder.submission.notebook.layout import parse_layout
 from autograder.util.tomlio import load_toml
 
 

@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from autograder.spec.assignment import Assignment, load_assignment
+from autograder.authoring.notebook_template import notebook_drift, notebook_path
 from autograder.batch.discover import discover
 from autograder.cli import main
-from autograder.submission.notebook import Cell, NotebookError, extract, extract_notebook, neutralise, notebook_cells, read_notebook
-from autograder.authoring.notebook_template import notebook_drift, notebook_path
+from autograder.spec.assignment import Assignment, load_assignment
+from autograder.submission.notebook.extract import extract, extract_notebook
+from autograder.submission.notebook.read import Cell, NotebookError, neutralise, notebook_cells, read_notebook
 from autograder.submission.package import prepare_submission, submission_digest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -191,7 +192,7 @@ def test_a_version_3_notebook_is_read(assignment3: Assignment, tmp_path: Path) -
 
 
 def test_a_notebook_that_is_too_large_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import autograder.submission.notebook as module
+    import autograder.submission.notebook.read as module
 
     monkeypatch.setattr(module, "MAX_NOTEBOOK_BYTES", 100)
     path = write(notebook("x = 1" * 50), tmp_path / "big.ipynb")
@@ -418,8 +419,8 @@ def course_fake_factory(assignment: Assignment) -> CourseFakeGrader:
 @pytest.mark.filterwarnings("ignore:Object of type .* not in session")  # nbgrader's own add_submission
 def test_an_nbgrader_course_is_graded_into_its_own_gradebook(assignment3: Assignment, tmp_path: Path) -> None:
     api = pytest.importorskip("nbgrader.api")
-    from autograder.batch.run import BatchOptions, grade_all
     from autograder.batch.nbgrader_course import nbgrader_url, write_back
+    from autograder.batch.run import BatchOptions, grade_all
 
     course = tmp_path / "course"
     for student, marker in (("alice", "GOOD"), ("bob", "draft")):

@@ -1,0 +1,70 @@
+"""What a job's records say, in words for the report: errors, early ends, timings, printed output."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from typing import Any
+
+from autograder.judge.transport import TransportError
+from autograder.sandbox.host import (
+    JobResult,
+)
+
+
+def read_tensor_file(job_dir: Path | None, name: Any) -> bytes | None:
+    if name is None or job_dir is None:
+        return None
+    if not isinstance(name, str) or "/" in name or name.startswith("."):
+        raise TransportError("bad tensor file name")
+    path = job_dir / name
+    if not path.is_file() or path.is_symlink():
+        raise TransportError("tensor file missing")
+    return path.read_bytes()
+
+
+def seconds_of(value: Any) -> float:
+    """A duration reported by the worker (untrusted): a finite, non-negative number or 0."""
+    if type(value) not in (int, float) or not 0 <= value < 1e7:
+        return 0.0
+    return float(value)
+
+
+def format_error(error: Any) -> str:
+    if not isinstance(error, dict):
+        return "failed"
+    kind = str(error.get("type", "Exception"))[:80]
+    message = str(error.get("message", ""))[:300]
+    where = error.get("where")
+    text = f"{kind}: {message}" if message else kind
+    if kind == "MemoryError":
+        text += " (ran out of memory under the grader's limit)"
+    return text + (f" ({where})" if isinstance(where, str) else "")
+
+
+def ended_early(result: JobResult, during: str) -> str:
+    exit_info = result.exit or {}
+    if result.timed_out:
+        return f"did not finish in time while {during}"
+    if exit_info.get("worker_died"):
+        return f"the grader's worker was stopped during {during}"
+    sig = exit_info.get("signal")
+    if sig:
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        why = {"SIGSEGV": " (a crash, e.g. unbounded recursion)", "SIGXCPU": " (CPU time limit)",
+               "SIGKILL": " (killed, e.g. over the memory limit)"}.get(name, "")
+        return f"the process running your code was killed by {name}{why} during {during}"
+    return f"the process running your code exited (code {exit_info.get('code')}) during {during}"
+
+
+def collect_output(outputs: list[str], label: str, result: JobResult) -> None:
+    text = result.output.strip()
+    if text:
+        outputs.append(f"--- output during {label}" + (" (truncated)" if result.output_truncated else "") + f"\n{text}")
+
+
+def truncate(text: str, limit: int) -> str:
+    data = text.encode("utf-8", errors="replace")
+    if len(data) <= limit:
+        return text
+    return data[:limit].decode("utf-8", errors="ignore") + "\n[output truncated]"

@@ -1,0 +1,1 @@
+"""A notebook submission: read its cells (never run), collect its definitions, lay them out as the package."""

@@ -1,0 +1,285 @@
+"""Lay the collected definitions out as the assignment's modules, following the template's structure."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from autograder.spec.assignment import Assignment, assignments_root
+from autograder.submission.notebook.collect import Collected, Definition, _assigned, _bound_by_import, _segment
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+HEADER = "# Extracted by the grader from a notebook: its definitions only, nothing of it was run."
+
+
+@dataclass
+class ModuleLayout:
+    """One module of the package as the template lays it out.
+
+    Attributes:
+        name: Module name (``attention``).
+        docstring: The module docstring statement's text ('' if none).
+        imports: The module's import statements (relative ones included), in order.
+        items: Its other top-level statements, in order: (names they define, the statement, its text).
+    """
+
+    name: str
+    docstring: str = ""
+    imports: list[str] = field(default_factory=list)
+    items: list[tuple[tuple[str, ...], ast.stmt, str]] = field(default_factory=list)
+
+    @property
+    def names(self) -> set[str]:
+        return {name for names, _, _ in self.items for name in names}
+
+
+def layout_sources(assignment: Assignment) -> dict[str, str]:
+    """Each module's text as laid out for students: the template's, else the reference's (only its structure is
+    used, never its code), else the package shipped beside the grader in the student release."""
+    folders = [assignment.template, assignment.reference, assignments_root().parent / assignment.package]
+    sources = {}
+    for module in assignment.modules:
+        for folder in folders:
+            path = folder / f"{module}.py"
+            if path.is_file():
+                sources[module] = path.read_text(encoding="utf-8", errors="replace")
+                break
+    return sources
+
+
+def parse_layout(name: str, source: str) -> ModuleLayout:
+    """Split a template module into its docstring, imports and other top-level statements."""
+    layout = ModuleLayout(name)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return layout
+    lines = source.split("\n")
+    for index, node in enumerate(tree.body):
+        text = _segment(node, lines)
+        if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
+                and isinstance(node.value.value, str):
+            layout.docstring = text
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            layout.imports.append(text)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            layout.items.append(((node.name,), node, text))
+        else:
+            layout.items.append((_assigned(node)[0], node, text))
+    return layout
+
+
+def stub(node: ast.stmt) -> str:
+    """A definition's not-implemented stand-in: its signature and docstring, a body that raises
+    NotImplementedError (a class keeps its bases; constructing it raises). Never the template's code."""
+    if isinstance(node, ast.ClassDef):
+        body: list[ast.stmt] = _docstring(node) + [_raising_function("__init__", _star_args(self_arg=True))]
+        new: ast.stmt = ast.ClassDef(node.name, node.bases, node.keywords, body, [], type_params=[])
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        raising = _raising_function(node.name, node.args)
+        raising.body = _docstring(node) + raising.body
+        raising.returns = node.returns
+        new = raising
+    else:
+        return ""
+    return ast.unparse(ast.fix_missing_locations(new))
+
+
+def _docstring(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    doc = ast.get_docstring(node, clean=False)
+    return [ast.Expr(ast.Constant(doc))] if doc else []
+
+
+def _raising_function(name: str, args: ast.arguments) -> ast.FunctionDef:
+    error = ast.Raise(ast.Call(ast.Name("NotImplementedError", ast.Load()), [], []), None)
+    return ast.FunctionDef(name, args, [error], [], None, type_params=[])
+
+
+def _star_args(self_arg: bool) -> ast.arguments:
+    return ast.arguments(posonlyargs=[], args=[ast.arg("self")] if self_arg else [], vararg=ast.arg("args"),
+                         kwonlyargs=[], kw_defaults=[], kwarg=ast.arg("kwargs"), defaults=[])
+
+
+@functools.lru_cache(maxsize=4096)  # asked many times per statement while helpers are placed
+def referenced(node: ast.AST) -> frozenset[str]:
+    """Every name a statement mentions (a superset of what it needs: locals included)."""
+    return frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+
+
+def definition_time_names(node: ast.stmt) -> set[str]:
+    """Names a statement needs when it runs at import: decorators, defaults, annotations, bases, class bodies,
+    assigned values (a function's body runs later, when called)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        parts: list[ast.AST] = list(node.decorator_list) + list(node.args.defaults)
+        parts += [d for d in node.args.kw_defaults if d is not None]
+        parts += [a.annotation for a in _all_args(node.args) if a.annotation is not None]
+        parts += [node.returns] if node.returns is not None else []
+        return set().union(*(referenced(p) for p in parts)) if parts else set()
+    if isinstance(node, ast.ClassDef):
+        names = set().union(*(referenced(p) for p in node.bases + node.decorator_list + node.keywords)) \
+            if node.bases or node.decorator_list or node.keywords else set()
+        for statement in node.body:
+            names |= definition_time_names(statement)
+        return names
+    return set(referenced(node))
+
+
+def _all_args(args: ast.arguments) -> list[ast.arg]:
+    extra = [a for a in (args.vararg, args.kwarg) if a is not None]
+    return args.posonlyargs + args.args + args.kwonlyargs + extra
+
+
+@dataclass
+class _Item:
+    names: tuple[str, ...]
+    node: ast.stmt
+    text: str
+
+
+def owners(assignment: Assignment, layouts: dict[str, ModuleLayout]) -> dict[str, list[str]]:
+    """Which module(s) each name belongs in: the manifest's ``module.name`` first, then the template's layout."""
+    owned: dict[str, list[str]] = {}
+    for task in assignment.tasks:
+        for qualified in task.functions:
+            module, _, name = qualified.partition(".")
+            owned.setdefault(name, [module])
+    for module, layout in layouts.items():
+        for name in layout.names:
+            if name not in owned or module not in owned[name]:
+                owned.setdefault(name, []).append(module)
+    return owned
+
+
+def build_modules(assignment: Assignment, collected: Collected, layouts: dict[str, ModuleLayout]) -> dict[str, str]:
+    """Each module's text: the template's layout, with each definition the notebook provides in place of the
+    template's (a stub where the notebook has none), the notebook's own helpers where they are used, and
+    imports between the modules where the notebook's code needs them."""
+    owned = owners(assignment, layouts)
+    ours = collected.definitions()
+    bodies: dict[str, list[_Item]] = {}
+    for module in assignment.modules:
+        layout = layouts.get(module, ModuleLayout(module))
+        items = [_layout_item(names, node, text, collected) for names, node, text in layout.items]
+        placed = {name for item in items for name in item.names}
+        items += [_Item(d.names, d.node, _labelled(d)) for d in ours
+                  if module in owned.get(d.names[0], []) and not set(d.names) & placed]
+        bodies[module] = [item for item in items if item.text]
+    _place_helpers(bodies, ours, owned)
+    return {f"{module}.py": _render_module(module, layouts.get(module, ModuleLayout(module)), bodies[module],
+                                           collected, owned, assignment) for module in assignment.modules}
+
+
+def _layout_item(names: tuple[str, ...], node: ast.stmt, text: str, collected: Collected) -> _Item:
+    mine = next((collected.by_name[n] for n in names if n in collected.by_name), None)
+    if mine is not None:
+        return _Item(mine.names, mine.node, _labelled(mine))
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return _Item(names, node, stub(node))
+    return _Item(names, node, text)  # the template's constants and other module-level statements
+
+
+def _labelled(definition: Definition) -> str:
+    return f"# from {definition.label}\n{definition.source}" if definition.label else definition.source
+
+
+def _place_helpers(bodies: dict[str, list[_Item]], ours: list[Definition], owned: dict[str, list[str]]) -> None:
+    """The notebook's definitions no module owns go to every module whose code mentions them (repeatedly: a
+    helper of a helper follows it); one nothing mentions is left out."""
+    free = {name: d for d in ours for name in d.names if name not in owned}
+    changed = True
+    while changed:
+        changed = False
+        for items in bodies.values():
+            present = {name for item in items for name in item.names}
+            wanted = set().union(*(referenced(item.node) for item in items)) if items else set()
+            for name in sorted((wanted & set(free)) - present):
+                definition = free[name]
+                items.append(_Item(definition.names, definition.node, _labelled(definition)))
+                present |= set(definition.names)
+                changed = True
+
+
+def _render_module(module: str, layout: ModuleLayout, items: list[_Item], collected: Collected,
+                   owned: dict[str, list[str]], assignment: Assignment) -> str:
+    items = _definition_order(items)
+    bound = {name for item in items for name in item.names}
+    header_bound = set().union(*(_bound_by_text(text) for text in layout.imports)) if layout.imports else set()
+    needed = set().union(*(referenced(item.node) for item in items)) if items else set()
+    at_import = set().union(*(definition_time_names(item.node) for item in items)) if items else set()
+    imports = [d.source for d in collected.imports
+               if (set(d.names) & (needed - bound - header_bound)) or "*" in d.names]
+    imported = header_bound | set().union(*(d.names for d in collected.imports if d.source in imports))
+    early, late = _cross_imports(module, needed - bound - imported, at_import, owned, assignment)
+    parts = [layout.docstring] if layout.docstring else []
+    parts += collected.future[:1] if collected.future else []
+    parts += [HEADER, "\n".join(layout.imports + list(dict.fromkeys(imports)) + early)]
+    parts += [item.text for item in items]
+    if late:  # after the definitions, so two modules that need each other's names can import each other
+        parts.append("# Imports between modules needed by the notebook's code (placed last: no import cycle).\n"
+                     + "\n".join(late))
+    return "\n\n\n".join(part for part in parts if part.strip()) + "\n"
+
+
+def _bound_by_text(text: str) -> set[str]:
+    try:
+        node = ast.parse(text).body[0]
+    except (SyntaxError, IndexError):
+        return set()
+    return set(_bound_by_import(node)) if isinstance(node, (ast.Import, ast.ImportFrom)) else set()
+
+
+def _cross_imports(module: str, missing: set[str], at_import: set[str], owned: dict[str, list[str]],
+                   assignment: Assignment) -> tuple[list[str], list[str]]:
+    early, late = [], []
+    for name in sorted(missing):
+        homes = [m for m in owned.get(name, []) if m != module]
+        if not homes:
+            continue
+        line = f"from .{homes[0]} import {name}"
+        (early if name in at_import else late).append(line)
+    return early, late
+
+
+def _definition_order(items: list[_Item]) -> list[_Item]:
+    """Stable order in which whatever a statement needs at import (a base class, a default) comes first."""
+    by_name = {name: item for item in items for name in item.names}
+    ordered: list[_Item] = []
+    visiting: set[int] = set()
+
+    def visit(item: _Item) -> None:
+        if id(item) in visiting:
+            return
+        visiting.add(id(item))
+        for name in sorted(definition_time_names(item.node)):
+            if name in by_name and by_name[name] is not item:
+                visit(by_name[name])
+        ordered.append(item)
+
+    try:
+        for item in items:
+            visit(item)
+    except RecursionError:  # a chain of thousands of constants: keep the notebook's order
+        return items
+    return ordered
+
+
+def answers_toml(answers: Any) -> str:
+    """The ``ANSWERS`` dict as the ``answers.toml`` a package would hold."""
+    lines = ["# Extracted by the grader from the notebook's ANSWERS."]
+    for key, value in answers.items():
+        name = key if isinstance(key, str) and _BARE_KEY.match(key) else json.dumps(str(key))
+        if isinstance(value, bool):
+            rendered = "true" if value else "false"
+        elif isinstance(value, (int, float)) and math.isfinite(value):
+            rendered = repr(value)
+        else:
+            rendered = json.dumps(value if isinstance(value, str) else str(value))
+        lines.append(f"{name} = {rendered}")
+    return "\n".join(lines) + "\n"
