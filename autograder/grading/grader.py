@@ -17,7 +17,9 @@ import torch
 
 from autograder import __version__
 from autograder.errors import AssignmentError, WorkerDied
+from autograder.batch.fingerprint import assignment_fingerprint
 from autograder.judge.compare import TOLERANCES
+from autograder.judge.refcache import ReferenceStore
 from autograder.judge.scoring import score_task
 from autograder.judge.transport import TransportError, decode_outputs
 from autograder.judge.verdict import Judge
@@ -94,7 +96,8 @@ class Grader:
             if missing:
                 raise AssignmentError(f"task {task.id!r} needs assets {missing} missing from hidden/assets/")
         mistakes = [m for m in load_mutations(assignment, "mistakes", present_tasks_only=True) if m.diagnose and m.hint]
-        self.judge = Judge(assignment, self.reference, self.assets, mistakes, self.scratch / "mistakes")
+        store = ReferenceStore.for_assignment(assignment_fingerprint(assignment))
+        self.judge = Judge(assignment, self.reference, self.assets, mistakes, self.scratch / "mistakes", store)
         self._jobs = itertools.count(1)
 
     def close(self) -> None:

@@ -7,6 +7,7 @@ ever shown as the student's own output. See docs/SECURITY.md for the threat mode
 
 from __future__ import annotations
 
+import functools
 import json
 import marshal
 import os
@@ -116,10 +117,13 @@ def scrubbed_environment(home: str, marker: str = "") -> dict[str, str]:
 
 
 def default_protected() -> list[Path]:
-    """Folders no job may see: the grader's own folder (instructor material included) and the assignments."""
+    """Folders no job may see: the grader's own folder (instructor material included), the assignments and the
+    store of reference outputs (autograder.judge.refcache; created here so it exists before any job runs)."""
+    from autograder.judge.refcache import cache_root
     from autograder.spec.assignment import assignments_root
 
-    return [PACKAGE_ROOT, assignments_root(), PACKAGE_ROOT / "reference_solutions"]
+    store = cache_root()
+    return [PACKAGE_ROOT, assignments_root(), PACKAGE_ROOT / "reference_solutions"] + ([store] if store else [])
 
 
 def _protect_this_process() -> None:
@@ -404,16 +408,22 @@ def _payload(job: dict[str, Any]) -> dict[str, Any]:
     payload = {k: v for k, v in job.items()
                if k not in ("workdir", "checks_source", "helper_sources", "reference_sources")}
     if job.get("checks_source"):
-        payload["checks_code"] = marshal.dumps(compile(job["checks_source"], "<hidden checks>", "exec")).hex()
+        payload["checks_code"] = _compiled(job["checks_source"], "<hidden checks>")
     payload["helpers_code"] = {
-        helper: marshal.dumps(compile(source, f"<hidden check helper {helper}>", "exec")).hex()
+        helper: _compiled(source, f"<hidden check helper {helper}>")
         for helper, source in (job.get("helper_sources") or {}).items()
     }
     payload["reference_code"] = {
-        module: marshal.dumps(compile(source, f"<reference {module}>", "exec")).hex()
+        module: _compiled(source, f"<reference {module}>")
         for module, source in (job.get("reference_sources") or {}).items()
     }
     return payload
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(source: str, filename: str) -> str:
+    """Trusted source compiled and marshalled (hex), once per source: every submission's jobs send the same."""
+    return marshal.dumps(compile(source, filename, "exec")).hex()
 
 
 def _prepare_dirs(workdir: Path, job_dir: Path, features: list[str]) -> Path:
