@@ -14,8 +14,8 @@ from autograder.cli.base import assignment_named, friendly_errors
 @click.argument("assignment")
 @click.argument("submissions", type=click.Path(path_type=Path))
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel grading workers [default: one per CPU].")
-@click.option("--gradebook", type=click.Path(path_type=Path), default=Path("gradebook.db"), show_default=True,
-              help="SQLite gradebook to record into (created if missing).")
+@click.option("--gradebook", default="gradebook.db", show_default=True,
+              help="SQLite gradebook file to record into (created if missing), or a postgresql:// URL.")
 @click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="Also write the class CSV here.")
 @click.option("--feedback", type=click.Path(path_type=Path), help="Also write one markdown file per student here.")
 @click.option("--force", is_flag=True, help="Re-grade every submission, even unchanged ones.")
@@ -27,7 +27,7 @@ from autograder.cli.base import assignment_named, friendly_errors
 @click.option("--layout", type=click.Choice(["auto", "plain", "gradescope", "classroom"]), default="auto",
               show_default=True, help="How student ids are derived from SUBMISSIONS (see docs/BATCH.md).")
 @friendly_errors
-def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: Path, csv_path: Path | None,
+def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: str, csv_path: Path | None,
               feedback: Path | None, force: bool, retry_errors: bool, shard: str | None, shard_count: int | None,
               layout: str) -> None:
     """Grade every student's submission in SUBMISSIONS (a folder or .zip each) into a resumable gradebook."""

@@ -17,25 +17,26 @@ def gradebook_group() -> None:
 
 
 @gradebook_group.command("merge")
-@click.argument("output", type=click.Path(path_type=Path))
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("output")
+@click.argument("inputs", nargs=-1, required=True)
 @friendly_errors
-def gradebook_merge(output: Path, inputs: tuple[Path, ...]) -> None:
-    """Merge gradebooks INPUTS (e.g. one per shard) into OUTPUT."""
+def gradebook_merge(output: str, inputs: tuple[str, ...]) -> None:
+    """Merge gradebooks INPUTS (e.g. one per shard) into OUTPUT (SQLite files or postgresql:// URLs)."""
+    from autograder.gradebook.backend import display
     from autograder.gradebook.merge import merge_gradebooks
 
     done = merge_gradebooks(output, inputs)
-    click.echo(f"{output}: {done.students} students; {done.added} submissions added, {done.replaced} replaced "
+    click.echo(f"{display(output)}: {done.students} students; {done.added} submissions added, {done.replaced} replaced "
                f"by a newer grade, {done.kept} already there")
 
 
 @gradebook_group.command("export")
-@click.argument("gradebook", type=click.Path(path_type=Path))
+@click.argument("gradebook")
 @click.option("--assignment", help="The assignment (needed when the gradebook holds several).")
 @click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="Write the class CSV here.")
 @click.option("--feedback", type=click.Path(path_type=Path), help="Write one markdown file per student here.")
 @friendly_errors
-def gradebook_export(gradebook: Path, assignment: str | None, csv_path: Path | None, feedback: Path | None) -> None:
+def gradebook_export(gradebook: str, assignment: str | None, csv_path: Path | None, feedback: Path | None) -> None:
     """Write the class CSV and/or per-student feedback from GRADEBOOK."""
     from autograder.gradebook.export import export_csv, export_feedback
     from autograder.gradebook.store import Gradebook

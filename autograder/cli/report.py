@@ -10,13 +10,13 @@ from autograder.cli.base import friendly_errors
 
 
 @click.command("report")
-@click.argument("gradebook", type=click.Path(path_type=Path))
+@click.argument("gradebook")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("class-report"), show_default=True,
               help="Folder for class_report.md and class_report.png.")
 @click.option("--assignment", help="The assignment (needed when the gradebook holds several).")
 @click.option("--figure/--no-figure", default=True, show_default=True, help="Draw the PNG (needs matplotlib).")
 @friendly_errors
-def report(gradebook: Path, out: Path, assignment: str | None, figure: bool) -> None:
+def report(gradebook: str, out: Path, assignment: str | None, figure: bool) -> None:
     """Class report from GRADEBOOK: pass rates, score histogram, frequent mistakes, slowest submissions."""
     from autograder.reports.classreport import write_class_report
 

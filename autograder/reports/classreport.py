@@ -224,7 +224,7 @@ def _plot_bars(axis: Any, items: list[tuple[str, float]], title: str, unit: str,
     axis.set_xlabel(unit)
 
 
-def write_class_report(gradebook: Path, out: Path, assignment: str | None = None,
+def write_class_report(gradebook: Path | str, out: Path, assignment: str | None = None,
                        figure: bool = True) -> list[Path]:
     """Write the class report (markdown, and the PNG figure unless ``figure`` is False) into ``out``.
 
@@ -234,7 +234,7 @@ def write_class_report(gradebook: Path, out: Path, assignment: str | None = None
     Raises:
         GraderError: If the gradebook cannot be read, or matplotlib is missing for the figure.
     """
-    with Gradebook(Path(gradebook), readonly=True) as book:
+    with Gradebook(gradebook, readonly=True) as book:
         stats = class_stats(book, choose_assignment(book, assignment))
     written = []
     if figure:
