@@ -147,8 +147,14 @@ def translate(statement: str) -> str | None:
         text = re.sub(r"\bINTEGER\b", "BIGINT", text)
     if re.match(r"^INSERT\s+OR\s+IGNORE\b", text, re.IGNORECASE):
         text = re.sub(r"^INSERT\s+OR\s+IGNORE\b", "INSERT", text, flags=re.IGNORECASE) + " ON CONFLICT DO NOTHING"
+    upsert = re.match(r"^INSERT\s+INTO\s+(\w+).*\bDO\s+UPDATE\b", text, re.IGNORECASE | re.DOTALL)
+
+    def qualified(argument: str) -> str:  # in an upsert a bare column is ambiguous for PostgreSQL
+        name = argument.strip()
+        return f"{upsert.group(1)}.{name}" if upsert and re.fullmatch(r"\w+", name) else argument
+
     text = _SCALAR_MIN_MAX.sub(lambda m: f"{'LEAST' if m.group(1).lower() == 'min' else 'GREATEST'}"
-                                         f"({m.group(2)},{m.group(3)})", text)
+                                         f"({qualified(m.group(2))},{m.group(3)})", text)
     text = text.replace("%", "%%")
     text = _PLACEHOLDER.sub("%s", text)
     if _SERIAL_TABLES.match(text):
