@@ -1,5 +1,6 @@
-"""`python -m autograder.cli`: the same command line as the `grader` console script (used by Gradescope's run_autograder)."""
+"""`python -m autograder.cli`: the `grader` console script's command line (Gradescope's run_autograder uses it)."""
 
 from autograder.cli import run
 
-run()
+if __name__ == "__main__":
+    run()

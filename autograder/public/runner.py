@@ -82,7 +82,7 @@ def run_public_tests(assignment: Assignment, package: Path) -> CheckOutcome:
         results_file = Path(tmp) / "results.json"
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(import_root), str(PACKAGE_ROOT)]),
                    PYTHONDONTWRITEBYTECODE="1", **{RESULTS_ENV: str(results_file)})
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "autograder.public_plugin",
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "autograder.public.plugin",
                    "--continue-on-collection-errors", "--rootdir", str(assignment.public_tests), "-o", "addopts=",
                    str(assignment.public_tests)]
         try:
