@@ -28,9 +28,9 @@ FORBIDDEN_NAME_PARTS = ("hidden", "key", "reference", "mistake", "variant")
 MIN_LEAK_LINE = 16
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _PLACEHOLDER = re.compile(r"@@[A-Z_]+@@")
-_STUDENT_ENTRY_POINTS = ("autograder.cli", "autograder.cli.check", "autograder.public.runner", "autograder.public.plugin",
-                         "autograder.public.notebook")
-_STUDENT_CLI = ("__init__", "base", "check")  # of autograder/cli/: `grader --help` then lists only check
+_STUDENT_ENTRY_POINTS = ("autograder.cli", "autograder.cli.__main__", "autograder.cli.check", "autograder.public.runner",
+                         "autograder.public.plugin", "autograder.public.notebook")
+_STUDENT_CLI = ("__init__", "__main__", "base", "check")  # of autograder/cli/: `grader --help` then lists only check
 
 
 class ReleaseError(GraderError):

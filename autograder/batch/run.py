@@ -22,6 +22,7 @@ from autograder.batch.timestamps import (
     read_timestamps_csv,
 )
 from autograder.errors import GraderError, SubmissionError
+from autograder.gradebook.backend import display, parse_location
 from autograder.gradebook.export import export_csv, export_feedback
 from autograder.gradebook.store import ERROR, GRADED, Gradebook, Outcome, SubmissionRow
 from autograder.spec.assignment import Assignment
@@ -44,7 +45,7 @@ class BatchOptions:
 
     Attributes:
         jobs: Parallel grading workers.
-        gradebook: The SQLite gradebook file.
+        gradebook: The SQLite gradebook file, or a PostgreSQL URL (autograder.gradebook.backend).
         force: Re-grade every submission, changed or not.
         retry_errors: Re-grade unchanged submissions whose last attempt could not be graded.
         shard: ``(K, N)`` to grade only the K-th of N slices of the class.
@@ -61,7 +62,7 @@ class BatchOptions:
     """
 
     jobs: int = field(default_factory=default_jobs)
-    gradebook: Path = Path("gradebook.db")
+    gradebook: Path | str = Path("gradebook.db")
     force: bool = False
     retry_errors: bool = False
     shard: tuple[int, int] | None = None
@@ -133,12 +134,14 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
     entries, ignored = discover(Path(submissions), options.layout, assignment.name)
     if options.shard:
         entries = select_shard(entries, *options.shard)
-    summary = BatchSummary(assignment.name, Path(submissions), Path(options.gradebook), options.jobs,
+    location = parse_location(options.gradebook)
+    summary = BatchSummary(assignment.name, Path(submissions), location if isinstance(location, Path)
+                           else display(location), options.jobs,
                            selected=[e.student for e in entries], ignored=ignored)
     fingerprint = assignment_fingerprint(assignment)
     summary.late = _lateness(assignment, Path(submissions), entries, options, summary)
     files: dict[str, dict[str, str]] = {}
-    with Gradebook(Path(options.gradebook)) as book:
+    with Gradebook(location) as book:
         jobs = _plan(book, assignment, fingerprint, entries, options, summary, files)
         bar = Progress(len(jobs), progress, options.jobs)
         if progress is not None:

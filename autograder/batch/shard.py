@@ -1,8 +1,9 @@
-"""Split a class into N slices (--shard K/N) so several machines can grade it."""
+"""Split a class into N slices: ``K/N`` by hand, or ``auto`` from the scheduler that started this process."""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 
 from autograder.batch.discover import Entry
 from autograder.errors import GraderError
@@ -20,6 +21,81 @@ def parse_shard(text: str) -> tuple[int, int]:
         raise GraderError(f"--shard must look like K/N (e.g. 2/4), not {text!r}") from None
     if not 1 <= k <= n:
         raise GraderError(f"--shard {text}: K must be between 1 and N")
+    return k, n
+
+
+SHARD_VARIABLE = "GRADER_SHARD"  # K/N, e.g. from a GitHub Actions matrix: GRADER_SHARD: ${{ matrix.shard }}/4
+SHARD_COUNT_VARIABLE = "GRADER_SHARD_COUNT"  # N where the scheduler gives only an index (Kubernetes)
+
+
+def resolve_shard(text: str, count: int | None = None, environ: Mapping[str, str] | None = None) -> tuple[int, int]:
+    """Parse ``--shard``: ``K/N``, or ``auto`` to take K and N from the scheduler that started this process.
+
+    ``auto`` looks, in this order, at ``$GRADER_SHARD`` (``K/N``; set it from a GitHub Actions matrix), a
+    Kubernetes Indexed Job's ``JOB_COMPLETION_INDEX`` (0-based; N from ``count`` or ``$GRADER_SHARD_COUNT``,
+    since the pod is not told its Job's completions), and a Slurm array's ``SLURM_ARRAY_TASK_ID``,
+    ``SLURM_ARRAY_TASK_COUNT``, ``SLURM_ARRAY_TASK_MIN`` and ``SLURM_ARRAY_TASK_STEP`` (``--array=1-8``,
+    ``0-7`` or ``0-14:2`` alike: K counts the tasks from the first).
+
+    Args:
+        text: The option's value.
+        count: ``--shard-count``: N for schedulers that give only an index.
+        environ: The environment to read (``os.environ`` by default).
+
+    Returns:
+        ``(K, N)`` with 1 <= K <= N.
+
+    Raises:
+        GraderError: If the value is malformed, or ``auto`` finds no scheduler or inconsistent values.
+    """
+    if text != "auto":
+        if count is not None:
+            raise GraderError("--shard-count goes with --shard auto only (K/N already says N)")
+        return parse_shard(text)
+    import os
+
+    env = os.environ if environ is None else environ
+    if env.get(SHARD_VARIABLE):
+        return parse_shard(env[SHARD_VARIABLE])
+    if env.get("JOB_COMPLETION_INDEX") not in (None, ""):
+        index = _integer(env, "JOB_COMPLETION_INDEX")
+        total = count if count is not None else _integer(env, SHARD_COUNT_VARIABLE, required=False)
+        if total is None:
+            raise GraderError("--shard auto found a Kubernetes Indexed Job (JOB_COMPLETION_INDEX) but not its "
+                              "number of completions; pass --shard-count N or set GRADER_SHARD_COUNT=N")
+        return _checked(index + 1, total, f"JOB_COMPLETION_INDEX={index} with {total} completions")
+    if env.get("SLURM_ARRAY_TASK_ID") not in (None, ""):
+        task = _integer(env, "SLURM_ARRAY_TASK_ID")
+        first = _integer(env, "SLURM_ARRAY_TASK_MIN", required=False)
+        step = _integer(env, "SLURM_ARRAY_TASK_STEP", required=False) or 1
+        total = count if count is not None else _integer(env, "SLURM_ARRAY_TASK_COUNT", required=False)
+        if first is None or total is None:
+            raise GraderError("--shard auto found a Slurm array task (SLURM_ARRAY_TASK_ID) without "
+                              "SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_COUNT; submit with sbatch --array")
+        if (task - first) % step:
+            raise GraderError(f"--shard auto: Slurm array task {task} is not on the array's step {step} from {first}")
+        return _checked((task - first) // step + 1, total, f"SLURM_ARRAY_TASK_ID={task} (first {first}, step "
+                        f"{step}) of {total} tasks")
+    raise GraderError("--shard auto found no scheduler: expected JOB_COMPLETION_INDEX (Kubernetes Indexed Job, with "
+                      "--shard-count N), SLURM_ARRAY_TASK_ID (Slurm array) or GRADER_SHARD=K/N (e.g. a GitHub "
+                      "Actions matrix); or pass --shard K/N")
+
+
+def _integer(env: Mapping[str, str], name: str, required: bool = True) -> int | None:
+    value = env.get(name, "").strip()
+    if not value:
+        if required:
+            raise GraderError(f"--shard auto: {name} is empty")
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise GraderError(f"--shard auto: {name} must be a whole number, not {value!r}") from None
+
+
+def _checked(k: int, n: int, origin: str) -> tuple[int, int]:
+    if n < 1 or not 1 <= k <= n:
+        raise GraderError(f"--shard auto: {origin} gives shard {k} of {n}; K must be between 1 and N")
     return k, n
 
 

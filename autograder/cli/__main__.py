@@ -1,5 +1,6 @@
-"""``python -m autograder.cli``: the ``grader`` command (what the Gradescope and Classroom scripts call)."""
+"""`python -m autograder.cli`: the `grader` console script's command line (Gradescope's run_autograder uses it)."""
 
 from autograder.cli import run
 
-run()
+if __name__ == "__main__":
+    run()

@@ -28,6 +28,7 @@ from autograder.spec.late import Lateness
 def grade(assignment: str, submission: Path, fmt: str, output: Path | None, tasks: tuple[str, ...],
           require_isolation: str | None, submission_metadata: Path | None) -> None:
     """Grade SUBMISSION (a package folder, a folder containing it, or a .zip) with the hidden tests."""
+    from autograder.sandbox.capacity import zygotes_for_one_submission
     from autograder.sandbox.host import new_scratch, start_zygotes
 
     spec = assignment_named(assignment)
@@ -40,7 +41,8 @@ def grade(assignment: str, submission: Path, fmt: str, output: Path | None, task
     scratch = new_scratch()
     # One imports torch meanwhile, the second starts with the second task: three torch imports at once would
     # slow the first on two CPUs; and one submission does not repay warming them up (autograder.sandbox.Zygote).
-    zygotes = start_zygotes(2, scratch, eager=1, required=require_isolation, warm_up=False,
+    # On one usable CPU, or in a small container, one zygote serves every task (autograder.sandbox.capacity).
+    zygotes = start_zygotes(zygotes_for_one_submission(), scratch, eager=1, required=require_isolation, warm_up=False,
                             protect=spec.private_folders)
     try:
         from autograder.grading.grader import Grader

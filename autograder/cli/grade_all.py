@@ -14,13 +14,16 @@ from autograder.cli.base import assignment_named, friendly_errors
 @click.argument("assignment")
 @click.argument("submissions", type=click.Path(path_type=Path))
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel grading workers [default: one per CPU].")
-@click.option("--gradebook", type=click.Path(path_type=Path), default=Path("gradebook.db"), show_default=True,
-              help="SQLite gradebook to record into (created if missing).")
+@click.option("--gradebook", default="gradebook.db", show_default=True,
+              help="SQLite gradebook file to record into (created if missing), or a postgresql:// URL.")
 @click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="Also write the class CSV here.")
 @click.option("--feedback", type=click.Path(path_type=Path), help="Also write one markdown file per student here.")
 @click.option("--force", is_flag=True, help="Re-grade every submission, even unchanged ones.")
 @click.option("--retry-errors", is_flag=True, help="Re-grade unchanged submissions that could not be graded.")
-@click.option("--shard", metavar="K/N", help="Grade only the K-th of N slices of the class (1 <= K <= N).")
+@click.option("--shard", metavar="K/N|auto", help="Grade only the K-th of N slices of the class (1 <= K <= N); "
+              "auto: from a Kubernetes Indexed Job, a Slurm array or $GRADER_SHARD (docs/BATCH.md).")
+@click.option("--shard-count", type=click.IntRange(min=1), metavar="N",
+              help="With --shard auto: the number of shards where the scheduler gives only an index (Kubernetes).")
 @click.option("--layout", type=click.Choice(["auto", "plain", "gradescope", "classroom", "nbgrader"]),
               default="auto", show_default=True, help="How student ids are derived from SUBMISSIONS (see docs/BATCH.md).")
 @click.option("--due", metavar="ISO8601", help="The deadline, e.g. 2026-12-01T23:59:00+01:00 (overrides the "
@@ -32,17 +35,21 @@ from autograder.cli.base import assignment_named, friendly_errors
 @click.option("--timestamps", type=click.Path(path_type=Path, dir_okay=False),
               help="CSV of submission times: student,submitted_at (ISO 8601); overrides the layout's times.")
 @friendly_errors
-def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: Path, csv_path: Path | None,
-              feedback: Path | None, force: bool, retry_errors: bool, shard: str | None, layout: str,
-              due: str | None, late_penalty: str | None, extensions: Path | None, timestamps: Path | None) -> None:
+def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: str, csv_path: Path | None,
+              feedback: Path | None, force: bool, retry_errors: bool, shard: str | None, shard_count: int | None,
+              layout: str, due: str | None, late_penalty: str | None, extensions: Path | None,
+              timestamps: Path | None) -> None:
     """Grade every student's submission in SUBMISSIONS (a folder or .zip each) into a resumable gradebook."""
     import dataclasses
 
     from autograder.batch.run import BatchOptions, default_jobs, render_summary
     from autograder.batch.run import grade_all as run_batch
-    from autograder.batch.shard import parse_shard
+    from autograder.batch.shard import resolve_shard
     from autograder.errors import GraderError
     from autograder.spec.late import parse_penalty, parse_when
+
+    if shard_count is not None and shard is None:
+        raise GraderError("--shard-count goes with --shard auto")
 
     spec = assignment_named(assignment)
     try:
@@ -56,7 +63,7 @@ def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: P
     if policy is not None and policy.rate and not (deadline or spec.due):
         raise GraderError("--late-penalty needs a deadline: give --due or set [assignment] due in the manifest")
     options = BatchOptions(jobs=jobs or default_jobs(), gradebook=gradebook, force=force, retry_errors=retry_errors,
-                           shard=parse_shard(shard) if shard else None, layout=layout, csv=csv_path,
+                           shard=resolve_shard(shard, shard_count) if shard else None, layout=layout, csv=csv_path,
                            feedback=feedback, due=deadline, late=policy, extensions=extensions, timestamps=timestamps)
     click.echo(render_summary(run_batch(spec, submissions, options, sys.stderr)), nl=False)
     if layout == "nbgrader":  # SUBMISSIONS is the course folder: the scores go to its nbgrader gradebook too

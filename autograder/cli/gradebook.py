@@ -20,20 +20,21 @@ def gradebook_group() -> None:
 
 
 @gradebook_group.command("merge")
-@click.argument("output", type=click.Path(path_type=Path))
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("output")
+@click.argument("inputs", nargs=-1, required=True)
 @friendly_errors
-def gradebook_merge(output: Path, inputs: tuple[Path, ...]) -> None:
-    """Merge gradebooks INPUTS (e.g. one per shard) into OUTPUT."""
+def gradebook_merge(output: str, inputs: tuple[str, ...]) -> None:
+    """Merge gradebooks INPUTS (e.g. one per shard) into OUTPUT (SQLite files or postgresql:// URLs)."""
+    from autograder.gradebook.backend import display
     from autograder.gradebook.merge import merge_gradebooks
 
     done = merge_gradebooks(output, inputs)
-    click.echo(f"{output}: {done.students} students; {done.added} submissions added, {done.replaced} replaced "
+    click.echo(f"{display(output)}: {done.students} students; {done.added} submissions added, {done.replaced} replaced "
                f"by a newer grade, {done.kept} already there")
 
 
 @gradebook_group.command("export")
-@click.argument("gradebook", type=click.Path(path_type=Path))
+@click.argument("gradebook")
 @click.option("--assignment", help="The assignment (needed when the gradebook holds several).")
 @click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="Write the class CSV here.")
 @click.option("--format", "fmt", type=click.Choice(["plain", "canvas", "moodle"]), default="plain", show_default=True,
@@ -45,7 +46,7 @@ def gradebook_merge(output: Path, inputs: tuple[Path, ...]) -> None:
 @click.option("--feedback", type=click.Path(path_type=Path), help="Write one markdown and one HTML file per "
               "student here.")
 @friendly_errors
-def gradebook_export(gradebook: Path, assignment: str | None, csv_path: Path | None, fmt: str, roster: Path | None,
+def gradebook_export(gradebook: str, assignment: str | None, csv_path: Path | None, fmt: str, roster: Path | None,
                      column: str | None, feedback: Path | None) -> None:
     """Write the class CSV (or an LMS import file) and/or per-student feedback from GRADEBOOK."""
     from autograder.gradebook.export import export_feedback, export_lms

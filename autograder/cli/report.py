@@ -10,7 +10,7 @@ from autograder.cli.base import friendly_errors
 
 
 @click.command("report")
-@click.argument("gradebook", type=click.Path(path_type=Path))
+@click.argument("gradebook")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("class-report"), show_default=True,
               help="Folder for class_report.md and class_report.png.")
 @click.option("--assignment", help="The assignment (needed when the gradebook holds several).")
@@ -18,7 +18,7 @@ from autograder.cli.base import friendly_errors
 @click.option("--similarity-export", type=click.Path(path_type=Path, file_okay=False),
               help="Also write one folder per student's sources here, for JPlag, Dolos or MOSS.")
 @friendly_errors
-def report(gradebook: Path, out: Path, assignment: str | None, figure: bool, similarity_export: Path | None) -> None:
+def report(gradebook: str, out: Path, assignment: str | None, figure: bool, similarity_export: Path | None) -> None:
     """Class report from GRADEBOOK: pass rates, score histogram, frequent mistakes, slowest submissions, lateness
     and submissions similar enough to review."""
     from autograder.errors import AssignmentError

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Iterable
 
 from autograder.errors import GraderError
+from autograder.gradebook.backend import display, parse_location
 from autograder.gradebook.store import (
     Gradebook,
     insert_sources,
@@ -27,7 +28,7 @@ class MergeSummary:
     students: int = 0
 
 
-def merge_gradebooks(output: Path, inputs: Iterable[Path]) -> MergeSummary:
+def merge_gradebooks(output: Path | str, inputs: Iterable[Path | str]) -> MergeSummary:
     """Combine gradebooks (e.g. one per shard) into ``output``, one transaction per input.
 
     The same submission (student, content, grading setup) in several inputs is kept once, the most recently
@@ -36,12 +37,14 @@ def merge_gradebooks(output: Path, inputs: Iterable[Path]) -> MergeSummary:
     Raises:
         GraderError: If an input is missing, is not a gradebook, or is the output itself.
     """
-    inputs = [Path(p) for p in inputs]
+    inputs = [parse_location(p) for p in inputs]
+    output = parse_location(output)
     if not inputs:
         raise GraderError("name at least one gradebook to merge")
     for path in inputs:
-        if path.exists() and Path(output).exists() and path.resolve() == Path(output).resolve():
-            raise GraderError(f"{path} is both an input and the output of the merge")
+        if path == output or (isinstance(path, Path) and isinstance(output, Path) and path.exists()
+                              and output.exists() and path.resolve() == output.resolve()):
+            raise GraderError(f"{display(path)} is both an input and the output of the merge")
     summary = MergeSummary()
     with Gradebook(output) as book:
         for path in inputs:

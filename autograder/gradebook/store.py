@@ -1,4 +1,4 @@
-"""The class gradebook: an SQLite file of graded submissions, merged across shards, exported as CSV and feedback."""
+"""The class gradebook: graded submissions in SQLite (or PostgreSQL, gradebook/backend.py), merged, exported."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.errors import GraderError
+from autograder.gradebook import backend
 from autograder.spec.late import Lateness, as_utc_text
 
 SCHEMA_VERSION = "2"
@@ -190,25 +191,25 @@ class Gradebook:
         GraderError: If the file is not a gradebook or cannot be opened.
     """
 
-    def __init__(self, path: Path, readonly: bool = False) -> None:
-        self.path = Path(path)
-        if readonly and not self.path.is_file():
+    def __init__(self, path: Path | str, readonly: bool = False) -> None:
+        location = backend.parse_location(path)
+        self.path = location if isinstance(location, Path) else backend.display(location)
+        if readonly and isinstance(location, Path) and not location.is_file():
             raise GraderError(f"gradebook not found: {self.path}")
-        existing = self.path.is_file() and self.path.stat().st_size > 0
+        errors = backend.database_errors()
         try:
-            if readonly:
-                self.db = sqlite3.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True, isolation_level=None)
+            self.db = backend.connect(location, readonly)
+            if isinstance(location, Path):
+                existing = location.is_file() and location.stat().st_size > 0
             else:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
-            self.db.row_factory = sqlite3.Row
+                existing = self.db.has_table("meta") or self.db.has_table("submissions")
             self.db.execute("PRAGMA foreign_keys = ON")
             self.version = SCHEMA_VERSION
             if existing or readonly:  # never add tables to some other database
                 self.version = self._check_version()
             if not readonly:
                 self._initialise()
-        except sqlite3.DatabaseError as exc:
+        except errors as exc:
             raise GraderError(f"{self.path} is not a usable gradebook ({exc})") from None
 
     def _initialise(self) -> None:
@@ -231,7 +232,7 @@ class Gradebook:
     def _check_version(self) -> str:
         try:
             row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        except sqlite3.DatabaseError:
+        except backend.database_errors():
             row = None
         if row is None or row["value"] not in READABLE_VERSIONS:
             found = row["value"] if row else "none"

@@ -15,9 +15,11 @@ from typing import Any
 import torch
 
 from autograder import __version__
+from autograder.batch.fingerprint import assignment_fingerprint
 from autograder.errors import AssignmentError, WorkerDied
 from autograder.grading.records import collect_output, ended_early, format_error, read_tensor_file, seconds_of, truncate
 from autograder.judge.compare import TOLERANCES
+from autograder.judge.refcache import ReferenceStore
 from autograder.judge.scoring import score_task
 from autograder.judge.transport import TransportError, decode_outputs
 from autograder.judge.verdict import Judge
@@ -99,7 +101,8 @@ class Grader:
             if missing:
                 raise AssignmentError(f"task {task.id!r} needs assets {missing} missing from hidden/assets/")
         mistakes = [m for m in load_mutations(assignment, "mistakes", present_tasks_only=True) if m.diagnose and m.hint]
-        self.judge = Judge(assignment, self.reference, self.assets, mistakes, self.scratch / "mistakes")
+        store = ReferenceStore.for_assignment(assignment_fingerprint(assignment))
+        self.judge = Judge(assignment, self.reference, self.assets, mistakes, self.scratch / "mistakes", store)
         self._jobs = itertools.count(1)
 
     def close(self) -> None:

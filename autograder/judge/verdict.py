@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -11,7 +12,8 @@ from safetensors.torch import save as save_safetensors
 
 from autograder.errors import CheckFailed
 from autograder.judge.compare import compare_outputs
-from autograder.judge.transport import decode_outputs, encode_outputs
+from autograder.judge.refcache import ReferenceStore
+from autograder.judge.transport import TransportError, decode_outputs, encode_outputs
 from autograder.probe.checks import Check
 from autograder.probe.context import Context, pin_torch_state
 from autograder.reports.results import FAILED, PASSED, CheckResult
@@ -57,11 +59,13 @@ class Judge:
         assets: The assignment's hidden assets by file name.
         mistakes: The known mistakes that carry a hint.
         scratch: A private folder for the mistakes' packages.
+        store: Where the reference's outputs persist between graders (autograder.judge.refcache), or None.
     """
 
     def __init__(self, assignment: Assignment, reference: Any, assets: dict[str, bytes], mistakes: list[Mutation],
-                 scratch: Path) -> None:
+                 scratch: Path, store: ReferenceStore | None = None) -> None:
         self.assignment = assignment
+        self.store = store
         self.reference = reference
         self.assets = assets
         self.mistakes = mistakes
@@ -71,18 +75,38 @@ class Judge:
         self._expected: dict[str, dict[str, Any]] = {}
 
     def expected_outputs(self, check: Check, seed: int) -> dict[str, Any]:
-        """The reference's outputs for a check (computed once per seed, then cached)."""
+        """The reference's outputs for a check (computed once per seed, then cached in memory and in the store)."""
         key = f"{check.name}:{seed}"
         if key not in self._expected:
-            self._expected[key] = self.run_reference_probe(check, seed, self.reference)
+            self._expected[key] = self._stored_expected(check, seed, key)
         return self._expected[key]
 
+    def _stored_expected(self, check: Check, seed: int, key: str) -> dict[str, Any]:
+        """The reference's outputs from the store if it holds an intact entry, else computed (and stored)."""
+        stored = self.store.get(key) if self.store is not None else None
+        if stored is not None:
+            try:
+                return decode_outputs(*stored)
+            except TransportError:
+                pass  # a damaged entry: recomputed and rewritten below
+        values, tensors = self._encoded_probe(check, seed, self.reference)
+        if self.store is not None:
+            self.store.put(key, values, tensors)
+        return decode_outputs(values, tensors)
+
     def run_reference_probe(self, check: Check, seed: int, implementation: Any) -> dict[str, Any]:
+        return decode_outputs(*self._encoded_probe(check, seed, implementation))
+
+    def _encoded_probe(self, check: Check, seed: int, implementation: Any) -> tuple[dict[str, Any], bytes | None]:
+        """Run a probe on trusted code; its outputs as the transport sends them (JSON values, safetensors bytes).
+
+        The values go through JSON as a worker's do, so stored and freshly computed outputs decode alike.
+        """
         with REFERENCE_LOCK:  # torch's global RNG and settings are process-wide: one probe at a time
             pin_torch_state(seed)
             outputs = check.probe(implementation, self.reference, Context(seed, self.assets))
             values, tensors = encode_outputs(outputs)
-        return decode_outputs(values, save_safetensors(tensors) if tensors else None)
+        return json.loads(json.dumps(values)), save_safetensors(tensors) if tensors else None
 
     def judge(self, check: Check, seed: int, actual: dict[str, Any], result: CheckResult) -> CheckResult:
         expected = self.expected_outputs(check, seed) if check.compare_reference else None

@@ -309,13 +309,13 @@ def _integer_ticks(axis: Any) -> None:
     axis.set_major_locator(MaxNLocator(integer=True))
 
 
-def write_class_report(gradebook: Path, out: Path, assignment: str | None = None,
+def write_class_report(gradebook: Path | str, out: Path, assignment: str | None = None,
                        figure: bool = True, spec: Assignment | None = None,
                        similarity_export: Path | None = None) -> list[Path]:
     """Write the class report (markdown, and the PNG figure unless ``figure`` is False) into ``out``.
 
     Args:
-        gradebook: The gradebook file.
+        gradebook: The gradebook (a file or a database URL).
         out: The report folder.
         assignment: The assignment (needed when the gradebook holds several).
         figure: Draw the PNG.
@@ -329,7 +329,7 @@ def write_class_report(gradebook: Path, out: Path, assignment: str | None = None
         GraderError: If the gradebook cannot be read, or matplotlib is missing for the figure.
     """
     written = []
-    with Gradebook(Path(gradebook), readonly=True) as book:
+    with Gradebook(gradebook, readonly=True) as book:
         name = choose_assignment(book, assignment)
         stats = class_stats(book, name, spec)
         if similarity_export is not None:

@@ -90,10 +90,13 @@ def kernel_capability() -> str:
 
 
 def default_protected() -> list[Path]:
-    """Folders no job may see: the grader's own folder (instructor material included) and the assignments."""
+    """Folders no job may see: the grader's own folder (instructor material included), the assignments and the
+    store of reference outputs (autograder.judge.refcache; created here so it exists before any job runs)."""
+    from autograder.judge.refcache import cache_root
     from autograder.spec.assignment import assignments_root
 
-    return [PACKAGE_ROOT, assignments_root(), PACKAGE_ROOT / "reference_solutions"]
+    store = cache_root()
+    return [PACKAGE_ROOT, assignments_root(), PACKAGE_ROOT / "reference_solutions"] + ([store] if store else [])
 
 
 def _within(path: Path, folder: Path) -> bool:

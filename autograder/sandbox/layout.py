@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import marshal
 import os
 import secrets
@@ -15,16 +16,22 @@ def job_payload(job: dict[str, Any]) -> dict[str, Any]:
     payload = {k: v for k, v in job.items()
                if k not in ("workdir", "checks_source", "helper_sources", "reference_sources")}
     if job.get("checks_source"):
-        payload["checks_code"] = marshal.dumps(compile(job["checks_source"], "<hidden checks>", "exec")).hex()
+        payload["checks_code"] = _compiled(job["checks_source"], "<hidden checks>")
     payload["helpers_code"] = {
-        helper: marshal.dumps(compile(source, f"<hidden check helper {helper}>", "exec")).hex()
+        helper: _compiled(source, f"<hidden check helper {helper}>")
         for helper, source in (job.get("helper_sources") or {}).items()
     }
     payload["reference_code"] = {
-        module: marshal.dumps(compile(source, f"<reference {module}>", "exec")).hex()
+        module: _compiled(source, f"<reference {module}>")
         for module, source in (job.get("reference_sources") or {}).items()
     }
     return payload
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(source: str, filename: str) -> str:
+    """Trusted source compiled and marshalled (hex), once per source: every submission's jobs send the same."""
+    return marshal.dumps(compile(source, filename, "exec")).hex()
 
 
 def prepare_dirs(workdir: Path, job_dir: Path, features: list[str]) -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import sys
 import threading
@@ -112,6 +113,12 @@ class _ModuleIndex:
                     self.relative_imports[alias.asname or alias.name] = (node.module, alias.name)
 
 
+@functools.lru_cache(maxsize=64)
+def _module_index(source: str, filename: str) -> _ModuleIndex:
+    """One parse per module source, shared by every task's pruning (read-only once built)."""
+    return _ModuleIndex(source, filename)
+
+
 def prune_reference(folder: Path, modules: tuple[str, ...], uses: tuple[str, ...]) -> dict[str, str]:
     """Return the reference sources reduced to ``uses`` and what they need, module by module.
 
@@ -129,7 +136,7 @@ def prune_reference(folder: Path, modules: tuple[str, ...], uses: tuple[str, ...
     Raises:
         AssignmentError: If a used name is not defined by the reference.
     """
-    index = {m: _ModuleIndex((folder / f"{m}.py").read_text(), f"{m}.py") for m in modules}
+    index = {m: _module_index((folder / f"{m}.py").read_text(), f"{m}.py") for m in modules}
     keep: dict[str, set[str]] = {m: set() for m in modules}
     pending = [tuple(q.split(".", 1)) for q in uses]
     while pending:

@@ -17,3 +17,8 @@ python3 -m venv "$VENV"
 "$VENV/bin/python" -m pip install --no-cache-dir "torch==@@TORCH_VERSION@@" --index-url https://download.pytorch.org/whl/cpu
 "$VENV/bin/python" -m pip install --no-cache-dir -e "$SOURCE"
 "$VENV/bin/python" -m autograder.cli --version
+# Grade the reference once, so the image holds the store of its outputs (autograder/judge/refcache.py, in
+# ~/.cache/transformer-autograder) and no submission pays for them; grading still works if this fails.
+(cd "$SOURCE" && GRADER_ASSIGNMENTS="$SOURCE/assignments" PYTHONPATH="$SOURCE" "$VENV/bin/python" -m autograder.cli \
+    grade "@@ASSIGNMENT@@" "$SOURCE/reference_solutions/@@ASSIGNMENT@@" --format json --output /tmp/grader-reference.json) \
+    || echo "warning: the reference could not be graded; each submission computes the reference outputs itself" >&2
