@@ -31,6 +31,8 @@ class Task:
         slow: Whether grading the task is expensive (e.g. trains a model); the audit grades it only when
             a mutation edits its files.
         assets: Files of ``hidden/assets/`` its checks read through ``ctx.assets``.
+        public_timeout: Wall-clock seconds each of its public tests may take in ``grader check`` (None: the
+            assignment's ``public_timeout``).
     """
 
     id: str
@@ -42,6 +44,7 @@ class Task:
     timeout: float = 20.0
     slow: bool = False
     assets: tuple[str, ...] = ()
+    public_timeout: float | None = None
 
     @property
     def modules(self) -> tuple[str, ...]:
@@ -88,6 +91,8 @@ class Assignment:
         public_tests: Folder of the public tests.
         tasks: Graded code tasks, in report order.
         quiz: The quiz, if any.
+        public_timeout: Wall-clock seconds each public test may take in ``grader check`` unless its task or a
+            ``time_limit`` marker says otherwise.
     """
 
     name: str
@@ -104,6 +109,7 @@ class Assignment:
     quiz: Quiz | None = None
     max_output_bytes: int = 64 * 1024
     memory_mb: int = 2048
+    public_timeout: float = 5.0
 
     @property
     def max_score(self) -> float:
@@ -200,6 +206,7 @@ def _build(name: str, folder: Path, data: dict) -> Assignment:
         quiz=quiz,
         max_output_bytes=int(meta.get("max_output_bytes", 64 * 1024)),
         memory_mb=int(meta.get("memory_mb", 2048)),
+        public_timeout=float(meta.get("public_timeout", 5.0)),
     )
     _validate(assignment)
     return assignment
@@ -216,6 +223,7 @@ def _build_task(folder: Path, raw: dict) -> Task:
         timeout=float(raw.get("timeout", 20.0)),
         slow=bool(raw.get("slow", False)),
         assets=tuple(raw.get("assets", ())),
+        public_timeout=float(raw["public_timeout"]) if "public_timeout" in raw else None,
     )
 
 
@@ -234,12 +242,16 @@ def _build_quiz(folder: Path, raw: dict) -> Quiz:
 def _validate(assignment: Assignment) -> None:
     if assignment.quiz and assignment.quiz.feedback not in QUIZ_FEEDBACK:
         raise ValueError(f"quiz feedback must be one of {', '.join(QUIZ_FEEDBACK)}, not {assignment.quiz.feedback!r}")
+    if assignment.public_timeout <= 0:
+        raise ValueError("public_timeout must be a positive number of seconds")
     ids = assignment.task_ids
     if len(set(ids)) != len(ids):
         raise ValueError(f"duplicate task ids in {ids}")
     for task in assignment.tasks:
         if task.points < 0:
             raise ValueError(f"task {task.id!r} has negative points")
+        if task.public_timeout is not None and task.public_timeout <= 0:
+            raise ValueError(f"task {task.id!r}: public_timeout must be a positive number of seconds")
         for qualified in task.functions + task.uses:
             module = qualified.split(".")[0]
             if "." not in qualified or module not in assignment.modules:
