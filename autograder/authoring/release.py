@@ -28,8 +28,9 @@ FORBIDDEN_NAME_PARTS = ("hidden", "key", "reference", "mistake", "variant")
 MIN_LEAK_LINE = 16
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _PLACEHOLDER = re.compile(r"@@[A-Z_]+@@")
-_STUDENT_ENTRY_POINTS = ("autograder.cli", "autograder.cli.check", "autograder.public.plugin")
-_STUDENT_CLI = ("__init__", "base", "check")  # of autograder/cli/: `grader --help` then lists only check
+_STUDENT_ENTRY_POINTS = ("autograder.cli", "autograder.cli.check", "autograder.public.runner", "autograder.public.render",
+                         "autograder.public.worker", "autograder.public.forks", "autograder.public.plugin")
+_STUDENT_CLI = ("__init__", "__main__", "base", "check")  # of autograder/cli/: `grader --help` then lists only check
 
 
 class ReleaseError(GraderError):
@@ -161,7 +162,8 @@ def write_student_grader(destination: Path) -> None:
     release shows what a student can run, and nothing that needs the instructor's copy.
     """
     package = destination / "autograder"
-    for path in student_grader_modules():
+    main = PACKAGE_DIR / "cli" / "__main__.py"  # `python -m autograder.cli`; importing it would run the CLI
+    for path in [*student_grader_modules(), main]:
         relative = path.relative_to(PACKAGE_DIR)
         if relative.parts[0] != "cli" or relative.stem in _STUDENT_CLI:
             _write(package / relative, path.read_bytes())

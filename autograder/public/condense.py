@@ -192,9 +192,9 @@ def _first_argument(statement: str) -> str:
 
 
 def _assertion(message: str) -> list[str]:
-    """A plain ``assert``: pytest's explanation of the values, without object addresses, at most three lines."""
+    """A plain ``assert``: pytest's explanation of the values, without object addresses, at most two lines."""
     lines = [line for line in message.splitlines() if line.strip()]
     cleaned = [re.sub(r" at 0x[0-9a-f]+", "", line) for line in lines]
     if not cleaned:
         return ["the assertion failed"]
-    return [shorten(line) for line in cleaned[:3]]
+    return [shorten(line) for line in cleaned[:2]]

@@ -41,14 +41,14 @@ class _Run:
 
 
 def describe_exit(status: int) -> str:
-    """How a process ended, in words (``killed by signal 9 (SIGKILL)``, ``exit code 3``)."""
+    """How a process ended, in words (``signal 9, SIGKILL``, ``exit code 3``)."""
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         try:
             name = signal.Signals(number).name
         except ValueError:
             name = "unknown"
-        return f"killed by signal {number} ({name})"
+        return f"signal {number}, {name}"
     return f"exit code {os.WEXITSTATUS(status)}"
 
 

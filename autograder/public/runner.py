@@ -465,7 +465,7 @@ def _log_tail(log: Path) -> str:
 
 
 def _importable_root(assignment: Assignment, package: Path, tmp: Path) -> Path:
-    """A folder from which ``import <package>`` finds the student's files (a copy when the folder is named otherwise)."""
+    """A folder from which ``import <package>`` finds the student's files (a copy if the folder is named otherwise)."""
     if package.name == assignment.package:
         return package.parent
     copy = tmp / "import" / assignment.package
@@ -491,13 +491,21 @@ def dependency_hints(assignment: Assignment, outcome: CheckOutcome, result: Publ
     if result.status != "failed":
         return []
     status = {t.task: t.status for t in outcome.tasks}
+    used = used_tasks(assignment, result.task)
+    failing = [other for other in used if status.get(other) in ("failed", "blocked")]
+    missing = [other for other in used if status.get(other) == "not implemented"]
     hints = []
-    for other in used_tasks(assignment, result.task):
-        if status.get(other) in ("failed", "blocked"):
-            hints.append(f"may be caused by {other}, which fails: fix that first")
-        elif status.get(other) == "not implemented":
-            hints.append(f"may be caused by {other}, which is not implemented yet: do that first")
+    if failing:
+        also = f" ({_join(failing[1:])} {'fails' if len(failing) == 2 else 'fail'} too)" if failing[1:] else ""
+        hints.append(f"may be caused by {failing[0]}, which fails: fix that first{also}")
+    if missing:
+        those = "that" if len(missing) == 1 else "those"
+        hints.append(f"may be caused by {_join(missing)}, not implemented yet: do {those} first")
     return hints
+
+
+def _join(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def add_dependency_hints(assignment: Assignment, outcome: CheckOutcome) -> None:
