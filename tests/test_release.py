@@ -150,11 +150,25 @@ def test_grader_check_runs_in_the_student_release(release: Path, assignment3: As
     assert "quiz: 0 of 16 answers well-formed" in result.stdout
 
 
-def test_grader_grade_in_the_student_release_says_it_needs_the_instructor_copy(release: Path) -> None:
-    result = _run_cli(release, "grade", "assignment3", "assignment3")
-    assert result.returncode == 2
-    assert "Traceback" not in result.stderr
-    assert result.stderr.startswith("error: ") and "instructor" in result.stderr
+def test_the_student_release_lists_and_runs_only_check(release: Path) -> None:
+    result = _run_cli(release, "--help")
+    assert result.returncode == 0, result.stderr
+    commands = re.findall(r"^  ([a-z][a-z-]*)\s", result.stdout.split("Commands:", 1)[1], flags=re.M)
+    assert commands == ["check"]
+    graded = _run_cli(release, "grade", "assignment3", "assignment3")
+    assert graded.returncode == 2 and "No such command 'grade'" in graded.stderr
+    assert "Traceback" not in graded.stderr
+    shipped = {p.relative_to(release / "assignment3-student" / "autograder").as_posix()
+               for p in (release / "assignment3-student" / "autograder").rglob("*.py")}
+    assert {p for p in shipped if p.startswith("cli/")} == {"cli/__init__.py", "cli/__main__.py", "cli/base.py",
+                                                             "cli/check.py"}
+    assert not [p for p in shipped if p.startswith(("authoring/", "grading/", "sandbox/", "batch/", "gradebook/"))]
+
+
+def test_the_student_pyproject_declares_no_instructor_or_dev_extras(release: Path) -> None:
+    text = (release / "assignment3-student" / "pyproject.toml").read_text()
+    assert "optional-dependencies" not in text and "nbgrader" not in text and "hypothesis" not in text
+    assert "torch==" in text and "pytest" in text
 
 
 # -- the Gradescope autograder -------------------------------------------------------------------------

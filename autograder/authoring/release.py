@@ -28,7 +28,7 @@ FORBIDDEN_NAME_PARTS = ("hidden", "key", "reference", "mistake", "variant")
 MIN_LEAK_LINE = 16
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _PLACEHOLDER = re.compile(r"@@[A-Z_]+@@")
-_STUDENT_ENTRY_POINTS = ("autograder.cli", "autograder.cli.check", "autograder.public.runner", "autograder.public.render",
+_STUDENT_ENTRY_POINTS = ("autograder.cli.base", "autograder.cli.check", "autograder.public.runner", "autograder.public.render",
                          "autograder.public.worker", "autograder.public.forks", "autograder.public.plugin")
 _STUDENT_CLI = ("__init__", "__main__", "base", "check")  # of autograder/cli/: `grader --help` then lists only check
 
@@ -124,7 +124,12 @@ def _repository_root(assignment: Assignment) -> Path:
 
 def student_grader_modules() -> list[Path]:
     """The grader's module files ``grader check`` needs: whatever importing its entry points loads."""
-    code = ("import sys\n"
+    # autograder.cli's __init__ imports every command present; a bare stand-in for the package keeps the
+    # instructor commands (and what they import) out of the list. The release ships the real __init__.py.
+    code = ("import importlib.util, sys, types\n"
+            "spec = importlib.util.find_spec('autograder.cli')\n"
+            "package = types.ModuleType('autograder.cli'); package.__path__ = spec.submodule_search_locations\n"
+            "package.__file__ = spec.origin; sys.modules['autograder.cli'] = package\n"
             f"for name in {list(_STUDENT_ENTRY_POINTS)!r}: __import__(name)\n"
             "for name, module in sorted(sys.modules.items()):\n"
             "    if name == 'autograder' or name.startswith('autograder.'): print(module.__file__)\n")

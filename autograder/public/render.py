@@ -34,7 +34,7 @@ class Printer:
         self.width = max([len(t.id) for t in assignment.tasks] + [8])
 
     def header(self, outcome: CheckOutcome) -> None:
-        self._out([f"Public tests of {self.assignment.name} on {display_path(outcome.package)}", ""])
+        self._out([f"Public tests of {self.assignment.name} on {outcome.package}", ""])
 
     def __call__(self, kind: str, outcome: CheckOutcome, value: object) -> None:
         """The runner's listener: print what became known."""
