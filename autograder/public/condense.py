@@ -194,7 +194,7 @@ def _first_argument(statement: str) -> str:
 def _assertion(message: str) -> list[str]:
     """A plain ``assert``: pytest's explanation of the values, without object addresses, at most two lines."""
     lines = [line for line in message.splitlines() if line.strip()]
-    cleaned = [re.sub(r" at 0x[0-9a-f]+", "", line) for line in lines]
+    cleaned = [re.sub(r" at 0x[0-9a-f]+", "", line).replace("\\n", " ") for line in lines]  # tensor reprs
     if not cleaned:
         return ["the assertion failed"]
     return [shorten(line) for line in cleaned[:2]]
