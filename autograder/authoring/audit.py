@@ -160,7 +160,15 @@ def render_audit(rows: list[AuditRow], seconds: float) -> str:
 
 def audit_and_render(assignment: Assignment, jobs: int) -> tuple[bool, str]:
     """Run the audit and return (all good, table)."""
+    from autograder.util.progress import progress_bar
+
     started = time.monotonic()
-    rows = run_audit(assignment, jobs=jobs)
+    total = len(load_mutations(assignment, "mistakes")) + len(load_mutations(assignment, "variants"))
+    with progress_bar(total, f"audit {assignment.name}", unit="mutation") as bar:
+        def advance(row: AuditRow) -> None:
+            bar.set_postfix_str(row.mutation.id, refresh=False)
+            bar.update(1)
+
+        rows = run_audit(assignment, jobs=jobs, progress=advance)
     ok = bool(rows) and all(row.ok for row in rows)
     return ok, render_audit(rows, time.monotonic() - started)

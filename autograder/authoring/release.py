@@ -28,8 +28,9 @@ FORBIDDEN_NAME_PARTS = ("hidden", "key", "reference", "mistake", "variant")
 MIN_LEAK_LINE = 16
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _PLACEHOLDER = re.compile(r"@@[A-Z_]+@@")
-_STUDENT_ENTRY_POINTS = ("autograder.cli.base", "autograder.cli.check", "autograder.public.runner", "autograder.public.render",
-                         "autograder.public.worker", "autograder.public.forks", "autograder.public.plugin")
+_STUDENT_ENTRY_POINTS = ("autograder.cli.base", "autograder.cli.check", "autograder.public.runner",
+                         "autograder.public.render", "autograder.public.worker", "autograder.public.forks",
+                         "autograder.public.plugin")
 _STUDENT_CLI = ("__init__", "__main__", "base", "check")  # of autograder/cli/: `grader --help` then lists only check
 
 
@@ -341,27 +342,40 @@ def build_release(assignment: Assignment, out: Path) -> Release:
     Raises:
         ReleaseError: If a check fails or the student release would leak hidden material.
     """
-    template = check_releasable(assignment)
-    values = template_values(assignment)
-    out = out.resolve()
-    release = Release(root=out, student=out / values["STUDENT"], student_zip=out / f"{values['STUDENT']}.zip",
-                      gradescope_zip=out / f"{values['GRADESCOPE']}.zip", classroom=out / "github-classroom",
-                      readme=out / "README.md")
-    _refuse_unsafe_output(out)
-    staging = out / f".{values['GRADESCOPE']}"
-    for stale in (release.student, release.student_zip, release.gradescope_zip, release.classroom, staging):
-        _remove(stale)
-    build_student_release(assignment, release.student, template)
-    leaks = scan_for_leaks(assignment, release.student)
-    if leaks:
-        raise ReleaseError(f"the student release would leak: {leaks[0]}" +
-                           (f" (and {len(leaks) - 1} more)" if len(leaks) > 1 else ""))
-    zip_folder(release.student, release.student_zip, top=values["STUDENT"])
-    build_classroom(assignment, release.student, release.classroom)
-    try:
-        zip_folder(build_gradescope_source(assignment, staging), release.gradescope_zip)
-    finally:
-        _remove(staging)
+    from autograder.util.progress import progress_bar
+
+    with progress_bar(5, f"release {assignment.name}") as bar:
+        bar.set_postfix_str("checking the template and the quiz key")
+        template = check_releasable(assignment)
+        bar.update(1)
+        values = template_values(assignment)
+        out = out.resolve()
+        release = Release(root=out, student=out / values["STUDENT"], student_zip=out / f"{values['STUDENT']}.zip",
+                          gradescope_zip=out / f"{values['GRADESCOPE']}.zip", classroom=out / "github-classroom",
+                          readme=out / "README.md")
+        _refuse_unsafe_output(out)
+        staging = out / f".{values['GRADESCOPE']}"
+        for stale in (release.student, release.student_zip, release.gradescope_zip, release.classroom, staging):
+            _remove(stale)
+        bar.set_postfix_str("student release")
+        build_student_release(assignment, release.student, template)
+        bar.update(1)
+        bar.set_postfix_str("scanning it for leaks")
+        leaks = scan_for_leaks(assignment, release.student)
+        if leaks:
+            raise ReleaseError(f"the student release would leak: {leaks[0]}" +
+                               (f" (and {len(leaks) - 1} more)" if len(leaks) > 1 else ""))
+        bar.update(1)
+        bar.set_postfix_str("student zip and GitHub Classroom")
+        zip_folder(release.student, release.student_zip, top=values["STUDENT"])
+        build_classroom(assignment, release.student, release.classroom)
+        bar.update(1)
+        bar.set_postfix_str("Gradescope autograder")
+        try:
+            zip_folder(build_gradescope_source(assignment, staging), release.gradescope_zip)
+        finally:
+            _remove(staging)
+        bar.update(1)
     _write(release.readme, fill("release_README.md", values))
     return release
 

@@ -11,7 +11,8 @@ from autograder.cli.base import assignment_named, friendly_errors
 
 @click.command()
 @click.argument("assignment")
-@click.option("--jobs", "-j", default=2, show_default=True, type=click.IntRange(min=1), help="Graders working in parallel.")
+@click.option("--jobs", "-j", default=2, show_default=True, type=click.IntRange(min=1),
+              help="Graders working in parallel.")
 @friendly_errors
 def audit(assignment: str, jobs: int) -> None:
     """Grade every known mistake (must lose points, in its task only) and correct variant (must keep full marks)."""

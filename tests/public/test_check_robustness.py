@@ -64,8 +64,8 @@ def test_assignment3_loop_crash_syntax_error_and_dependency_cost_only_their_task
     inject(package / "kv_cache.py", "def decode_with_cache(", "import os\nos._exit(3)")
     inject(package / "attention.py", "def causal_mask(", "return torch.tril(torch.ones(n, n, dtype=torch.bool), -1)")
     text = (package / "positions.py").read_text()
-    (package / "positions.py").write_text(text.replace("\ndef sinusoidal_positions(", "\nbroken = [1, 2\n\n"
-                                                                                            "def sinusoidal_positions(", 1))
+    broken = text.replace("\ndef sinusoidal_positions(", "\nbroken = [1, 2\n\ndef sinusoidal_positions(", 1)
+    (package / "positions.py").write_text(broken)
     result = run_check("assignment3", str(package), env=env)
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
