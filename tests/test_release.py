@@ -168,6 +168,7 @@ def test_the_student_release_lists_and_runs_only_check(release: Path) -> None:
 def test_the_student_pyproject_declares_no_instructor_or_dev_extras(release: Path) -> None:
     text = (release / "assignment3-student" / "pyproject.toml").read_text()
     assert "optional-dependencies" not in text and "nbgrader" not in text and "hypothesis" not in text
+    assert "tqdm" not in text  # only the instructor commands draw progress bars
     assert "torch==" in text and "pytest" in text
 
 

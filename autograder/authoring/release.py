@@ -31,6 +31,7 @@ _PLACEHOLDER = re.compile(r"@@[A-Z_]+@@")
 _STUDENT_ENTRY_POINTS = ("autograder.cli.base", "autograder.cli.check", "autograder.public.runner",
                          "autograder.public.render", "autograder.public.worker", "autograder.public.forks",
                          "autograder.public.plugin")
+_INSTRUCTOR_ONLY_DEPENDENCIES = ("tqdm",)  # runtime dependencies `grader check` never imports
 _STUDENT_CLI = ("__init__", "__main__", "base", "check")  # of autograder/cli/: `grader --help` then lists only check
 
 
@@ -156,7 +157,8 @@ def _student_pyproject() -> str:
         if header:
             skipping = header.group(1) == "project.optional-dependencies" or header.group(1).startswith("tool.ruff") \
                 or header.group(1).startswith("tool.pytest")
-        if not skipping:
+        instructor_only = re.match(r'\s*"(' + "|".join(_INSTRUCTOR_ONLY_DEPENDENCIES) + r')[<>=~ ;"]', line)
+        if not skipping and not instructor_only:
             kept.append(line)
     return "".join(kept).rstrip("\n") + "\n"
 
