@@ -311,7 +311,7 @@ def test_release_refuses_a_drifted_template(assignment_copy: Assignment, tmp_pat
 def test_release_refuses_a_template_that_leaks_a_solution(assignment_copy: Assignment, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
-    import autograder.release as release_module
+    import autograder.authoring.release as release_module
 
     real = release_module.check_releasable
 
