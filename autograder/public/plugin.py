@@ -90,10 +90,14 @@ def pytest_runtestloop(session: pytest.Session) -> bool:
     Settings.send({"event": "collected", "tests": {t: [i.name for i in items] for t, items in groups.items()}})
     ordered = sorted(groups.items(), key=lambda pair: order.index(pair[0]) if pair[0] in order else len(order))
     if hasattr(os, "fork") and config.get("fork", True):
-        run_tasks(ordered, int(config.get("jobs", 1)), time_limit, _run_item, Settings.send,
+        # The task allowed the most time (training) starts first, so it does not finish last, alone on one CPU;
+        # grader check still prints the tasks in the README's order.
+        slow_first = sorted(ordered, key=lambda pair: -max(time_limit(item) for item in pair[1]))
+        run_tasks(slow_first, int(config.get("jobs", 1)), time_limit, _run_item, Settings.send,
                   close_in_child=(Settings.channel_fd,) if Settings.channel_fd >= 0 else ())
     else:
         _run_in_process(ordered)
+    Settings.send({"event": "done"})  # grader check need not wait for pytest's own ending
     return True
 
 
