@@ -384,7 +384,7 @@ class _Run:
             module = state.importing
             seconds = self.assignment.public_timeout
             reason = (f"importing it did not finish within {seconds:g} s — an endless loop at the top level of "
-                      f"{module}.py?" if state.overrun else f"importing it ended the test process ({how})")
+                      f"{module}.py?" if state.overrun else f"importing it stopped the test process (which {how})")
             self.broken[module] = reason
             self._import_failed(module, {"kind": "", "message": reason, "file": f"{module}.py"})
             return False

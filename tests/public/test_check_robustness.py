@@ -165,3 +165,23 @@ def test_task_quiz_checks_only_the_quiz(name: str, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert not re.search(r"^[a-z_0-9]+ +\d+/\d+", result.stdout, re.M)
     assert re.search(r"^quiz: (\d+) of \1 answers well-formed", result.stdout, re.M)
+
+
+def test_a_loop_or_a_crash_at_import_time_blocks_only_that_modules_tasks(tmp_path: Path) -> None:
+    env = copy_assignment("assignment3", tmp_path)
+    package = work_from_reference("assignment3", tmp_path)
+    with open(package / "kv_cache.py", "a") as handle:
+        handle.write("\nwhile True:\n    pass\n")
+    with open(package / "tiny_gpt.py", "a") as handle:
+        handle.write("\nimport os\nos._exit(4)\n")
+    result = run_check("assignment3", str(package), env=env)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1 and "Traceback" not in output, output
+    assert (f"kv_cache.py: importing it did not finish within {SHORT_LIMIT} s — an endless loop at the top level "
+            "of kv_cache.py?") in result.stdout
+    assert "tiny_gpt.py: importing it stopped the test process (which ended with exit code 4)" in result.stdout
+    assert "this blocks kv_cache_decode, kv_cache_bytes: fix it first" in result.stdout
+    for task in ("causal_mask", "attention", "head_split", "multi_head_attention", "sinusoidal_positions"):
+        assert task_block(result.stdout, task).rstrip().endswith("passed"), result.stdout
+    for task in ("kv_cache_bytes", "tiny_gpt_training"):
+        assert "blocked:" in task_block(result.stdout, task)
