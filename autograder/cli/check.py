@@ -20,14 +20,12 @@ from autograder.cli.base import assignment_named, friendly_errors
 def check(assignment: str, path: Path | None, tasks: tuple[str, ...], verbose: bool) -> None:
     """Run the public tests on your work (default: ./ASSIGNMENT) and check answers.toml's format."""
     from autograder.public.render import Printer
-    from autograder.public.runner import locate_work, run_public_tests, select_tasks
+    from autograder.public.runner import CheckOutcome, locate_work, run_public_tests, select_tasks
 
     spec = assignment_named(assignment)
     selected = select_tasks(spec, tasks)
     package = locate_work(spec, path)
     printer = Printer(spec, lambda text: click.echo(text, nl=False), verbose=verbose)
-    from autograder.public.runner import CheckOutcome
-
     printer.header(CheckOutcome(package=package))
     outcome = run_public_tests(spec, package, selected=selected, listener=printer)
     sys.exit(0 if outcome.ok else 1)

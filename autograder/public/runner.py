@@ -248,7 +248,8 @@ class _Run:
         return self._recover(process, state)
 
     def _follow(self, process: subprocess.Popen[bytes], state: _WorkerState) -> bool:
-        assert process.stdout is not None  # noqa: S101 - Popen with stdout=PIPE
+        if process.stdout is None:  # never with stdout=PIPE; a worker without output cannot be followed
+            return False
         buffer = b""
         with selectors.DefaultSelector() as selector:
             selector.register(process.stdout, selectors.EVENT_READ)
