@@ -247,11 +247,24 @@ def audit_and_render(assignment: Assignment, jobs: int, families: str = "all") -
     Raises:
         ValueError: If ``families`` is not one of FAMILIES.
     """
+    from autograder.util.progress import progress_bar
+
     if families not in FAMILIES:
         raise ValueError(f"unknown audit family {families!r}; expected one of {', '.join(FAMILIES)}")
     started = time.monotonic()
-    rows = run_audit(assignment, jobs=jobs) if families != "blind" else []
-    blind = run_blind(assignment, jobs=jobs) if families != "mutations" else []
+    rows: list[AuditRow] = []
+    blind: list[BlindRow] = []
+    if families != "blind":
+        total = len(load_mutations(assignment, "mistakes")) + len(load_mutations(assignment, "variants"))
+        with progress_bar(total, f"audit {assignment.name}", unit="mutation") as bar:
+            def advance(row: AuditRow) -> None:
+                bar.set_postfix_str(row.mutation.id, refresh=False)
+                bar.update(1)
+
+            rows = run_audit(assignment, jobs=jobs, progress=advance)
+    if families != "mutations":
+        with progress_bar(len(BLIND_KINDS), f"blind submissions of {assignment.name}", unit="kind") as bar:
+            blind = run_blind(assignment, jobs=jobs, progress=lambda row: bar.update(1))
     ok = (bool(rows) or families == "blind") and all(row.ok for row in rows) and all(row.ok for row in blind)
     seconds = time.monotonic() - started
     table = render_audit(rows, seconds) if rows else f"wall time: {seconds:.1f} s\n"

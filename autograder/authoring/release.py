@@ -28,8 +28,10 @@ FORBIDDEN_NAME_PARTS = ("hidden", "key", "reference", "mistake", "variant")
 MIN_LEAK_LINE = 16
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _PLACEHOLDER = re.compile(r"@@[A-Z_]+@@")
-_STUDENT_ENTRY_POINTS = ("autograder.cli", "autograder.cli.__main__", "autograder.cli.check", "autograder.public.runner",
+_STUDENT_ENTRY_POINTS = ("autograder.cli.base", "autograder.cli.check", "autograder.public.runner",
+                         "autograder.public.render", "autograder.public.worker", "autograder.public.forks",
                          "autograder.public.plugin", "autograder.public.notebook")
+_INSTRUCTOR_ONLY_DEPENDENCIES = ("tqdm",)  # runtime dependencies `grader check` never imports
 _STUDENT_CLI = ("__init__", "__main__", "base", "check")  # of autograder/cli/: `grader --help` then lists only check
 
 
@@ -124,7 +126,12 @@ def _repository_root(assignment: Assignment) -> Path:
 
 def student_grader_modules() -> list[Path]:
     """The grader's module files ``grader check`` needs: whatever importing its entry points loads."""
-    code = ("import sys\n"
+    # autograder.cli's __init__ imports every command present; a bare stand-in for the package keeps the
+    # instructor commands (and what they import) out of the list. The release ships the real __init__.py.
+    code = ("import importlib.util, sys, types\n"
+            "spec = importlib.util.find_spec('autograder.cli')\n"
+            "package = types.ModuleType('autograder.cli'); package.__path__ = spec.submodule_search_locations\n"
+            "package.__file__ = spec.origin; sys.modules['autograder.cli'] = package\n"
             f"for name in {list(_STUDENT_ENTRY_POINTS)!r}: __import__(name)\n"
             "for name, module in sorted(sys.modules.items()):\n"
             "    if name == 'autograder' or name.startswith('autograder.'): print(module.__file__)\n")
@@ -150,7 +157,8 @@ def _student_pyproject() -> str:
         if header:
             skipping = header.group(1) == "project.optional-dependencies" or header.group(1).startswith("tool.ruff") \
                 or header.group(1).startswith("tool.pytest")
-        if not skipping:
+        instructor_only = re.match(r'\s*"(' + "|".join(_INSTRUCTOR_ONLY_DEPENDENCIES) + r')[<>=~ ;"]', line)
+        if not skipping and not instructor_only:
             kept.append(line)
     return "".join(kept).rstrip("\n") + "\n"
 
@@ -162,7 +170,8 @@ def write_student_grader(destination: Path) -> None:
     release shows what a student can run, and nothing that needs the instructor's copy.
     """
     package = destination / "autograder"
-    for path in student_grader_modules():
+    main = PACKAGE_DIR / "cli" / "__main__.py"  # `python -m autograder.cli`; importing it would run the CLI
+    for path in [*student_grader_modules(), main]:
         relative = path.relative_to(PACKAGE_DIR)
         if relative.parts[0] != "cli" or relative.stem in _STUDENT_CLI:
             _write(package / relative, path.read_bytes())
@@ -340,27 +349,40 @@ def build_release(assignment: Assignment, out: Path) -> Release:
     Raises:
         ReleaseError: If a check fails or the student release would leak hidden material.
     """
-    template = check_releasable(assignment)
-    values = template_values(assignment)
-    out = out.resolve()
-    release = Release(root=out, student=out / values["STUDENT"], student_zip=out / f"{values['STUDENT']}.zip",
-                      gradescope_zip=out / f"{values['GRADESCOPE']}.zip", classroom=out / "github-classroom",
-                      readme=out / "README.md")
-    _refuse_unsafe_output(out)
-    staging = out / f".{values['GRADESCOPE']}"
-    for stale in (release.student, release.student_zip, release.gradescope_zip, release.classroom, staging):
-        _remove(stale)
-    build_student_release(assignment, release.student, template)
-    leaks = scan_for_leaks(assignment, release.student)
-    if leaks:
-        raise ReleaseError(f"the student release would leak: {leaks[0]}" +
-                           (f" (and {len(leaks) - 1} more)" if len(leaks) > 1 else ""))
-    zip_folder(release.student, release.student_zip, top=values["STUDENT"])
-    build_classroom(assignment, release.student, release.classroom)
-    try:
-        zip_folder(build_gradescope_source(assignment, staging), release.gradescope_zip)
-    finally:
-        _remove(staging)
+    from autograder.util.progress import progress_bar
+
+    with progress_bar(5, f"release {assignment.name}") as bar:
+        bar.set_postfix_str("checking the template and the quiz key")
+        template = check_releasable(assignment)
+        bar.update(1)
+        values = template_values(assignment)
+        out = out.resolve()
+        release = Release(root=out, student=out / values["STUDENT"], student_zip=out / f"{values['STUDENT']}.zip",
+                          gradescope_zip=out / f"{values['GRADESCOPE']}.zip", classroom=out / "github-classroom",
+                          readme=out / "README.md")
+        _refuse_unsafe_output(out)
+        staging = out / f".{values['GRADESCOPE']}"
+        for stale in (release.student, release.student_zip, release.gradescope_zip, release.classroom, staging):
+            _remove(stale)
+        bar.set_postfix_str("student release")
+        build_student_release(assignment, release.student, template)
+        bar.update(1)
+        bar.set_postfix_str("scanning it for leaks")
+        leaks = scan_for_leaks(assignment, release.student)
+        if leaks:
+            raise ReleaseError(f"the student release would leak: {leaks[0]}" +
+                               (f" (and {len(leaks) - 1} more)" if len(leaks) > 1 else ""))
+        bar.update(1)
+        bar.set_postfix_str("student zip and GitHub Classroom")
+        zip_folder(release.student, release.student_zip, top=values["STUDENT"])
+        build_classroom(assignment, release.student, release.classroom)
+        bar.update(1)
+        bar.set_postfix_str("Gradescope autograder")
+        try:
+            zip_folder(build_gradescope_source(assignment, staging), release.gradescope_zip)
+        finally:
+            _remove(staging)
+        bar.update(1)
     _write(release.readme, fill("release_README.md", values))
     return release
 

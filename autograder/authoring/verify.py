@@ -145,11 +145,16 @@ def check_template_report(report: GradeReport, assignment: Assignment) -> Findin
 def grade_reference_and_template(assignment: Assignment) -> list[Finding]:
     """Grade the reference and the committed template with one Grader."""
     from autograder.grading.grader import Grader
+    from autograder.util.progress import progress_bar
 
     try:
-        with Grader(assignment) as grader:
+        with progress_bar(2, f"verify {assignment.name}", unit="grading") as bar, Grader(assignment) as grader:
+            bar.set_postfix_str("reference")
             reference = grader.grade(assignment.reference)
+            bar.update(1)
+            bar.set_postfix_str("template")
             template = grader.grade(assignment.template)
+            bar.update(1)
     except GraderError as exc:
         return [Finding("grading", False, [str(exc)])]
     return [check_reference_report(reference), check_template_report(template, assignment)]

@@ -1,4 +1,4 @@
-"""The progress line of grade-all on a terminal: submissions done, errors, time left."""
+"""Progress of ``grader grade-all`` on stderr: a tqdm bar on a terminal, one plain line per submission otherwise."""
 
 from __future__ import annotations
 
@@ -6,30 +6,30 @@ import time
 from typing import TextIO
 
 from autograder.gradebook.store import ERROR, Outcome
+from autograder.util.progress import is_terminal, progress_bar
 
 
 class Progress:
-    """Progress on stderr: one redrawn bar on a terminal, one plain line per submission otherwise.
+    """Progress on stderr: a tqdm bar on a terminal, one plain line per submission otherwise (logs, CI).
 
     Args:
         total: Submissions to grade.
         stream: Where to write (None: nowhere).
-        jobs: Workers grading in parallel (for the ETA).
+        jobs: Workers grading in parallel (for the ETA of the plain lines).
         tty: Force terminal (True) or plain (False) output; detected by default.
     """
-
-    BAR = 24
 
     def __init__(self, total: int, stream: TextIO | None, jobs: int = 1, tty: bool | None = None) -> None:
         self.total = total
         self.jobs = max(1, min(jobs, total))
         self.busy_seconds = 0.0
         self.stream = stream
-        self.tty = bool(stream is not None and (tty if tty is not None else _isatty(stream)))
+        self.tty = bool(stream is not None and (tty if tty is not None else is_terminal(stream)))
         self.done = 0
-        self.failures = 0
+        self.ungraded = 0  # submissions that could not be graded (not students who lost points)
         self.started = time.monotonic()
-        self._last_draw = 0.0
+        self._bar = progress_bar(total, "grading", unit="submission", stream=stream, enabled=True) if self.tty \
+            else None
 
     def eta(self) -> str:
         """Remaining time as ``m:ss``: the mean grading time so far, times what is left, over the workers."""
@@ -40,43 +40,30 @@ class Progress:
     def update(self, student: str, outcome: Outcome) -> None:
         """Count one finished submission and show it."""
         self.done += 1
-        self.failures += outcome.status == ERROR
+        self.ungraded += outcome.status == ERROR
         self.busy_seconds += outcome.seconds
         if self.stream is None:
             return
-        if self.tty:
-            self.draw(force=True)
+        if self._bar is not None:
+            self._bar.set_postfix_str(f"could not be graded: {self.ungraded}", refresh=False)
+            self._bar.update(1)
+            self._bar.refresh()  # submissions take seconds: show each, whatever tqdm's minimum interval
             return
-        what = (f"error: {outcome.message}" if outcome.status == ERROR
+        what = (f"could not be graded: {outcome.message}" if outcome.status == ERROR
                 else f"{outcome.score:g} / {outcome.max_score:g} in {outcome.seconds:.1f} s")
         self.stream.write(f"[{self.done}/{self.total}] {student}: {what} "
-                          f"(failures {self.failures}, ETA {self.eta()})\n")
+                          f"({self.ungraded} could not be graded so far, ETA {self.eta()})\n")
         self.stream.flush()
 
     def draw(self, force: bool = False) -> None:
-        """Redraw the bar (at most a few times a second unless forced)."""
-        if not self.tty or self.stream is None or (not force and time.monotonic() - self._last_draw < 0.25):
-            return
-        self._last_draw = time.monotonic()
-        filled = int(self.BAR * self.done / self.total) if self.total else self.BAR
-        bar = "#" * filled + "-" * (self.BAR - filled)
-        self.stream.write(f"\r{self.done:>{len(str(self.total))}}/{self.total} [{bar}] failures {self.failures}"
-                          f"  ETA {self.eta()}  elapsed {_clock(time.monotonic() - self.started)}  ")
-        self.stream.flush()
+        """Refresh the bar's clock (the bar redraws itself as submissions finish)."""
+        if self._bar is not None:
+            self._bar.refresh()
 
     def finish(self) -> None:
-        """End the bar's line."""
-        if self.tty and self.stream is not None:
-            self.draw(force=True)
-            self.stream.write("\n")
-            self.stream.flush()
-
-
-def _isatty(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
+        """End the bar."""
+        if self._bar is not None:
+            self._bar.close()
 
 
 def _clock(seconds: float) -> str:

@@ -144,10 +144,9 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
     with Gradebook(location) as book:
         jobs = _plan(book, assignment, fingerprint, entries, options, summary, files)
         bar = Progress(len(jobs), progress, options.jobs)
+        summary.jobs = min(options.jobs, len(jobs))  # the workers that actually grade, for the summary
         if progress is not None:
-            progress.write(f"grading {len(jobs)} of {len(entries)} submissions with "
-                           f"{min(options.jobs, len(jobs)) if jobs else 0} workers "
-                           f"({len(summary.skipped)} unchanged, skipped)\n")
+            progress.write(_plan_line(len(jobs), len(entries), len(summary.skipped), summary.jobs) + "\n")
 
         def record(job: WorkItem, outcome: Outcome) -> None:
             late = summary.late.get(job.student)
@@ -247,6 +246,15 @@ def _plan(book: Gradebook, assignment: Assignment, fingerprint: str, entries: li
     return jobs
 
 
+def _plan_line(to_grade: int, found: int, unchanged: int, workers: int) -> str:
+    """What grade-all is about to do, e.g. ``grading 1 of 5 submissions (4 unchanged, skipped) with 1 worker``."""
+    skipped = f" ({unchanged} unchanged, skipped)" if unchanged else ""
+    if not to_grade:
+        return f"nothing to grade: {found} submission{'s' * (found != 1)} found{skipped}"
+    return (f"grading {to_grade} of {found} submission{'s' * (found != 1)}{skipped} with {workers} "
+            f"worker{'s' * (workers != 1)}")
+
+
 def render_summary(summary: BatchSummary) -> str:
     """The table printed when a batch ends: counts, scores, per-task means and pass counts, problems."""
     rows = summary.rows
@@ -263,7 +271,8 @@ def render_summary(summary: BatchSummary) -> str:
         lines.append(f"  scores           mean {statistics.fmean(scores):.2f} / {top:g}, median "
                      f"{statistics.median(scores):g}, {full} with full marks")
     per = f" ({summary.wall_seconds / now_graded:.2f} s per graded submission)" if now_graded else ""
-    lines.append(f"  wall time        {summary.wall_seconds:g} s with {summary.jobs} workers{per}")
+    workers = f" with {summary.jobs} worker{'s' * (summary.jobs != 1)}" if summary.jobs else ""
+    lines.append(f"  wall time        {summary.wall_seconds:g} s{workers}{per}")
     lines += _late_lines(summary)
     lines += _task_table(graded_rows)
     if summary.errors:

@@ -34,7 +34,7 @@ class _Commands(click.Group):
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="transformer-autograder")
 def main() -> None:
-    """Auto-grader for the transformers course: check your work, grade submissions, release assignments."""
+    """Auto-grader for the transformers course (students: `grader check ASSIGNMENT` tests your work)."""
 
 
 def _register() -> None:

@@ -11,7 +11,8 @@ from autograder.cli.base import assignment_named, friendly_errors
 
 @click.command()
 @click.argument("assignment")
-@click.option("--jobs", "-j", default=2, show_default=True, help="Graders working in parallel.")
+@click.option("--jobs", "-j", default=2, show_default=True, type=click.IntRange(min=1),
+              help="Graders working in parallel.")
 @click.option("--families", type=click.Choice(["all", "mutations", "blind"]), default="all", show_default=True,
               help="Grade the known mistakes and variants, the blind submissions, or both.")
 @friendly_errors

@@ -38,6 +38,8 @@ def grade(assignment: str, submission: Path, fmt: str, output: Path | None, task
     if not submission.exists():
         raise GraderError(f"submission not found: {submission}")
     late = _gradescope_lateness(spec, submission_metadata) if submission_metadata else None
+    if output is not None and output.is_dir():
+        raise GraderError(f"--output {output} is a folder; give the report's file name, e.g. {output / 'report.txt'}")
     scratch = new_scratch()
     # One imports torch meanwhile, the second starts with the second task: three torch imports at once would
     # slow the first on two CPUs; and one submission does not repay warming them up (autograder.sandbox.Zygote).

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from autograder.cli.base import assignment_named, friendly_errors
+from autograder.errors import GraderError
 
 
 @click.command()
@@ -23,6 +24,8 @@ def release(assignment: str, out: Path, run_verify: bool) -> None:
     from autograder.authoring.verify import render_verification, verify_assignment
 
     spec = assignment_named(assignment)
+    if out.exists() and not out.is_dir():
+        raise GraderError(f"--out {out} is a file; give a folder for the release (e.g. ./release)")
     if run_verify:
         outcome = verify_assignment(spec)
         click.echo(render_verification(outcome), nl=False)

@@ -183,7 +183,7 @@ class Grader:
                      printed: dict[str, list[str]]) -> dict[str, TaskResult]:
         """Grade tasks on every zygote at once, longest first; the longest goes to a zygote already started (a
         cold one starts meanwhile and takes the next tasks)."""
-        if len(self.zygotes) == 1 or len(chosen) == 1 or self.memory.workers == 1:
+        if len(self.zygotes) == 1 or len(chosen) <= 1 or self.memory.workers == 1:  # none: `--task quiz`
             return {task.id: self._grade_task(task, prepared, broken, printed[task.id]) for task in chosen}
         longest_first = sorted(chosen, key=lambda t: (not t.slow, -len(self.checks[t.id])))
         rest: queue.SimpleQueue[Task] = queue.SimpleQueue()

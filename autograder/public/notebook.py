@@ -81,32 +81,26 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
     Returns:
         The check outcome (``grader check``'s ``CheckOutcome``); end the cell with ``;`` to hide it.
     """
-    from autograder.public.runner import render_check, run_public_tests
+    from autograder.public.render import Printer
+    from autograder.public.runner import CheckOutcome, run_public_tests
     from autograder.spec.assignment import load_assignment
 
     spec = load_assignment(assignment)
-    if task is not None and task not in spec.task_ids:
+    quiz_only = spec.quiz is not None and task == spec.quiz.task_id
+    if task is not None and not quiz_only and task not in spec.task_ids:
         raise NotebookError(f"no task {task!r} in {spec.name} (tasks: {', '.join(spec.task_ids)})")
     cells = read_notebook(Path(path)) if path is not None else kernel_cells()
     extraction = extract(spec, cells)
+    # A kernel rejects a cell with a syntax error whole, so a rejected entry of its history never defined
+    # anything there either (and was most likely fixed and re-run): only the saved file's errors are news.
+    shown = extraction.notes if path is not None else [n for n in extraction.notes if "syntax error" not in n]
+    print("".join(f"note: {note}\n" for note in shown), end="")
+    printer = Printer(spec, lambda text: print(text, end=""))
+    printer.header(CheckOutcome(package=Path(path) if path is not None else Path("this notebook")))
     with tempfile.TemporaryDirectory(prefix="check-notebook-") as scratch:
         package = write_package(extraction, Path(scratch) / spec.package)
         if show_extracted is not None:
             write_package(extraction, Path(show_extracted))
-        quiz_only = spec.quiz is not None and task == spec.quiz.task_id
-        tasks = None if task is None or quiz_only else [task]
-        outcome = run_public_tests(spec, package, tasks=tasks, run_tests=not quiz_only)
-    outcome.package = Path(path) if path is not None else Path("this notebook")
-    if task is not None:
-        outcome.tasks = [t for t in outcome.tasks if t.task == task]
-        if not quiz_only:
-            outcome.quiz_problems, outcome.quiz_questions = [], 0
-    text = render_check(spec, outcome)
-    if task is not None and not quiz_only:
-        text = text.split("\nquiz: ")[0].rstrip("\n") + "\n"
-    # A kernel rejects a cell with a syntax error whole, so a rejected entry of its history never defined
-    # anything there either (and was most likely fixed and re-run): only the saved file's errors are news.
-    shown = extraction.notes if path is not None else [n for n in extraction.notes if "syntax error" not in n]
-    notes = "".join(f"note: {note}\n" for note in shown)
-    print(notes + text, end="")
+        selected = [] if quiz_only else (None if task is None else [task])
+        outcome = run_public_tests(spec, package, selected=selected, listener=printer)
     return outcome

@@ -1,70 +1,154 @@
-"""A pytest plugin, loaded by ``grader check``, that records each public test's task and outcome as JSON."""
+"""The pytest plugin of ``grader check``'s worker: maps tests to tasks, runs each task in a fork, reports as JSON.
+
+Each public test names its task with ``@pytest.mark.task("id")``; ``@pytest.mark.time_limit(seconds)`` gives
+it a wall clock other than its task's (``public_timeout`` in assignment.toml, per task or for the assignment).
+"""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
 RESULTS_ENV = "GRADER_PUBLIC_RESULTS"
-TASKS_ENV = "GRADER_PUBLIC_TASKS"  # comma-separated task ids: run only their tests (a notebook's per-task check)
+from autograder.public.condense import condense, shorten
+
+DETAIL_CHARS = 20000
 _TASK_MARKER = re.compile(r"""mark\.task\(\s*["']([A-Za-z0-9_]+)["']""")
-_results: list[dict[str, Any]] = []
-_root: list[Path] = []
+
+
+class Settings:
+    """What the worker tells the plugin: the run's settings and where to send events."""
+
+    config: dict[str, Any] = {}
+    send: Callable[[dict[str, Any]], None] = staticmethod(lambda event: None)
+    broken: dict[str, str] = {}  # student module -> the text of the ImportError its stand-in raises
+    channel_fd: int = -1
+
+
+_records: list[dict[str, Any]] = []
+
+
+def task_of(item: pytest.Item) -> str:
+    """The task a test belongs to (``untagged`` without a task marker)."""
+    marker = item.get_closest_marker("task")
+    return str(marker.args[0]) if marker and marker.args else "untagged"
+
+
+def time_limit(item: pytest.Item) -> float:
+    """The wall-clock seconds a test may take: its ``time_limit`` marker, else its task's, else the assignment's."""
+    marker = item.get_closest_marker("time_limit")
+    if marker and marker.args:
+        try:
+            seconds = float(marker.args[0])
+            if seconds > 0:
+                return seconds
+        except (TypeError, ValueError):
+            pass
+    limits = Settings.config.get("limits", {})
+    return float(limits.get("tasks", {}).get(task_of(item)) or limits.get("default", 5.0))
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    _root.append(Path(str(config.rootpath)))
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Keep only the chosen tasks' tests when ``GRADER_PUBLIC_TASKS`` names some."""
-    chosen = {t for t in os.environ.get(TASKS_ENV, "").split(",") if t}
-    if not chosen:
-        return
-    keep = [i for i in items if (m := i.get_closest_marker("task")) is not None and m.args and m.args[0] in chosen]
-    dropped = [i for i in items if i not in keep]
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = keep
+    config.addinivalue_line("markers", "task(task_id): the assignment task this test checks")
+    config.addinivalue_line("markers", "time_limit(seconds): wall-clock seconds this public test may take")
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
-    """A test file that cannot be imported (e.g. the student's module has a syntax error) fails all its tasks."""
+    """A test file that cannot be imported: which tasks it holds, and the broken student module behind it."""
     if not report.failed or not str(report.nodeid).endswith(".py"):
         return
-    path = _root[0] / report.nodeid if _root else Path(report.nodeid)
-    tasks = sorted(set(_TASK_MARKER.findall(path.read_text()))) if path.is_file() else []
-    lines = [line for line in str(report.longrepr).splitlines() if line.strip()]
-    error = next((line.lstrip("E ").strip() for line in reversed(lines) if line.startswith("E ")), lines[-1] if lines else "")
-    message = f"could not import the tests' module: {error}"[:300]
-    for task in tasks or ["untagged"]:
-        _results.append({"task": task, "test": path.name, "status": "failed", "message": message})
+    path = Path(Settings.config.get("tests", ".")) / report.nodeid
+    try:
+        tasks = sorted(set(_TASK_MARKER.findall(path.read_text(encoding="utf-8"))))
+    except OSError:
+        tasks = []
+    text = str(report.longrepr)
+    blocked_by = [module for module, message in Settings.broken.items() if message in text]
+    lines = [line for line in text.splitlines() if line.strip()]
+    error = next((line[1:].strip() for line in reversed(lines) if line.startswith("E ")), lines[-1] if lines else "")
+    Settings.send({"event": "collect_error", "file": path.name, "tasks": tasks or ["untagged"],
+                   "blocked_by": blocked_by[:1], "message": shorten(error, 300), "detail": text[:DETAIL_CHARS]})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> bool:
+    """Run the collected tests of the selected tasks, one fork per task, in the manifest's task order."""
+    from autograder.public.forks import run_tasks
+
+    config = Settings.config
+    order = config.get("task_order", [])
+    selected = config.get("selected")
+    skip = set(config.get("skip", []))
+    groups: dict[str, list[pytest.Item]] = {}
+    for item in session.items:
+        task = task_of(item)
+        if (selected is None or task in selected) and item.nodeid not in skip:
+            groups.setdefault(task, []).append(item)
+    Settings.send({"event": "collected", "tests": {t: [i.name for i in items] for t, items in groups.items()}})
+    ordered = sorted(groups.items(), key=lambda pair: order.index(pair[0]) if pair[0] in order else len(order))
+    if hasattr(os, "fork") and config.get("fork", True):
+        # The task allowed the most time (training) starts first, so it does not finish last, alone on one CPU;
+        # grader check still prints the tasks in the README's order.
+        slow_first = sorted(ordered, key=lambda pair: -max(time_limit(item) for item in pair[1]))
+        run_tasks(slow_first, int(config.get("jobs", 1)), time_limit, _run_item, Settings.send,
+                  close_in_child=(Settings.channel_fd,) if Settings.channel_fd >= 0 else ())
+    else:
+        _run_in_process(ordered)
+    Settings.send({"event": "done"})  # grader check need not wait for pytest's own ending
+    return True
+
+
+def _run_in_process(groups: list[tuple[str, list[pytest.Item]]]) -> None:
+    """Without fork (Windows): run here; ``grader check`` enforces the wall clock by restarting the worker."""
+    for task, items in groups:
+        for index, item in enumerate(items):
+            Settings.send({"event": "start", "task": task, "test": item.name, "nodeid": item.nodeid,
+                           "limit": time_limit(item)})
+            Settings.send(dict(_run_item(item, items[index + 1] if index + 1 < len(items) else None),
+                               event="result"))
+        Settings.send({"event": "task_done", "task": task})
+
+
+def _run_item(item: pytest.Item, nextitem: pytest.Item | None) -> dict[str, Any]:
+    """Run one test with pytest's own protocol and return its result record."""
+    from _pytest.runner import runtestprotocol
+
+    _records.clear()
+    runtestprotocol(item, log=True, nextitem=nextitem)
+    record = next((r for r in _records if r["status"] != "passed"), None) or (_records[0] if _records else None)
+    return record or {"task": task_of(item), "test": item.name, "nodeid": item.nodeid, "status": "passed",
+                      "summary": [], "detail": ""}
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
     outcome = yield
     report = outcome.get_result()
-    if report.when == "call" or (report.when == "setup" and not report.passed):
-        marker = item.get_closest_marker("task")
-        task = str(marker.args[0]) if marker and marker.args else "untagged"
-        not_implemented = bool(call.excinfo and call.excinfo.errisinstance(NotImplementedError))
-        message = ""
-        if call.excinfo is not None:
-            message = f"{call.excinfo.typename}: {call.excinfo.value}".splitlines()[0][:300]
-        status = "passed" if report.passed else ("not_implemented" if not_implemented else "failed")
-        if report.skipped:
-            status = "skipped"
-        _results.append({"task": task, "test": item.name, "status": status, "message": message})
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    path = os.environ.get(RESULTS_ENV)
-    if path:
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump(_results, handle)
+    if report.when != "call" and report.passed:
+        return
+    if report.when == "teardown" and not report.failed:
+        return
+    excinfo = call.excinfo
+    if report.skipped:
+        status = "skipped"
+    elif report.passed:
+        status = "passed"
+    elif excinfo is not None and excinfo.errisinstance(NotImplementedError):
+        status = "not_implemented"
+    else:
+        status = "failed"
+    summary: list[str] = []
+    if status == "failed" and excinfo is not None:
+        try:
+            summary = condense(excinfo, Path(str(item.path)), Path(Settings.config.get("package_dir", ".")))
+        except Exception as exc:  # noqa: BLE001 - never lose a result to the condenser: say what pytest said
+            summary = [shorten(f"{excinfo.typename}: {excinfo.value}"), f"(could not condense: {exc})"]
+        if report.when == "setup":
+            summary.insert(0, "the test's setup (a fixture) failed:")
+    detail = str(report.longrepr)[:DETAIL_CHARS] if report.failed else ""
+    _records.append({"task": task_of(item), "test": item.name, "nodeid": item.nodeid, "status": status,
+                     "summary": summary, "detail": detail})

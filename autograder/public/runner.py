@@ -1,24 +1,59 @@
-"""``grader check``: run the public tests on a student's work and check the quiz answers' format."""
+"""``grader check``: run the public tests on a student's work in a worker process, and check the quiz's format.
+
+The worker (autograder.public.worker) imports torch and the student's modules once and runs each task's tests
+in a fork with a wall clock per test; this side only reads its events, so a hang or a crash costs one test
+(or one module, when it happens at import time), never the run: a worker that stops answering is killed and
+started again without what it already did.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import selectors
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
 from autograder.errors import GraderError
-from autograder.public.plugin import RESULTS_ENV, TASKS_ENV
 from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import check_format, load_questions, read_answers
 from autograder.submission.package import find_package
 from autograder.util.paths import PACKAGE_ROOT
-from autograder.util.safety import printable
 
-PUBLIC_TIMEOUT = 600
+STARTUP_SECONDS = 120.0  # importing torch on a busy laptop
+SILENCE_SECONDS = 15.0  # the worker sends a heartbeat every second while tests run
+GRACE_SECONDS = 3.0  # the worker kills an overrunning test itself; this side steps in only if it does not
+FAILING = ("failed", "timeout", "crashed")
+
+
+@dataclass
+class TestResult:
+    """One public test's outcome."""
+
+    test: str
+    status: str
+    summary: list[str] = field(default_factory=list)
+    detail: str = ""
+
+
+@dataclass
+class ImportProblem:
+    """A student module that could not be imported (said once, with the tasks it blocks)."""
+
+    module: str
+    kind: str
+    message: str
+    file: str = ""
+    line: int = 0
+    text: str = ""
+    cause: str = ""
+    blocks: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -26,17 +61,34 @@ class PublicTaskResult:
     """Public-test outcome of one task."""
 
     task: str
-    passed: int = 0
-    failed: int = 0
-    not_implemented: int = 0
-    first_failure: str = ""
+    tests: list[TestResult] = field(default_factory=list)
+    expected: int = 0
+    done: bool = False
+    blocked_by: str = ""
+    problem: str = ""
+    hints: list[str] = field(default_factory=list)
+
+    def count(self, *statuses: str) -> int:
+        return sum(t.status in statuses for t in self.tests)
+
+    @property
+    def passed(self) -> int:
+        return self.count("passed")
+
+    @property
+    def failures(self) -> list[TestResult]:
+        return [t for t in self.tests if t.status in FAILING]
 
     @property
     def status(self) -> str:
-        if self.failed:
+        if self.blocked_by:
+            return "blocked"
+        if self.failures or self.problem:
             return "failed"
-        if self.not_implemented:
+        if self.count("not_implemented"):
             return "not implemented"
+        if not self.done:
+            return "did not run"
         return "passed" if self.passed else "no tests"
 
 
@@ -46,14 +98,25 @@ class CheckOutcome:
 
     package: Path
     tasks: list[PublicTaskResult] = field(default_factory=list)
+    imports: list[ImportProblem] = field(default_factory=list)
     quiz_problems: list[str] = field(default_factory=list)
     quiz_answered: int = 0
     quiz_questions: int = 0
+    quiz_checked: bool = False
     crashed: str = ""
 
     @property
     def ok(self) -> bool:
-        return not self.crashed and all(t.status == "passed" for t in self.tasks) and not self.quiz_problems
+        return (not self.crashed and not self.imports and all(t.status == "passed" for t in self.tasks)
+                and not self.quiz_problems)
+
+    def task(self, task_id: str) -> PublicTaskResult:
+        for task in self.tasks:
+            if task.task == task_id:
+                return task
+        result = PublicTaskResult(task_id)
+        self.tasks.append(result)
+        return result
 
 
 def locate_work(assignment: Assignment, path: Path | None) -> Path:
@@ -66,52 +129,344 @@ def locate_work(assignment: Assignment, path: Path | None) -> Path:
     return find_package(default if default.is_dir() else Path.cwd(), assignment)
 
 
-def run_public_tests(assignment: Assignment, package: Path, tasks: list[str] | None = None,
-                     run_tests: bool = True) -> CheckOutcome:
-    """Run the public tests in a separate pytest process against ``package``.
+def select_tasks(assignment: Assignment, requested: tuple[str, ...] | list[str]) -> list[str] | None:
+    """The task ids ``--task`` asks for, in the manifest's order (None: every task; [] with only the quiz).
+
+    Raises:
+        GraderError: If a requested task is not one of the assignment's.
+    """
+    if not requested:
+        return None
+    known = assignment.task_ids
+    unknown = [t for t in requested if t not in known]
+    if unknown:
+        raise GraderError(f"assignment {assignment.name!r} has no task {unknown[0]!r}; tasks: {', '.join(known)}")
+    return [t.id for t in assignment.tasks if t.id in requested]
+
+
+def default_jobs() -> int:
+    """How many task processes run at once: the CPUs this process may use, at most four."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus = os.cpu_count() or 1
+    return max(1, min(4, cpus))
+
+
+Listener = Callable[[str, CheckOutcome, Any], None]
+
+
+def run_public_tests(assignment: Assignment, package: Path, selected: list[str] | None = None,
+                     listener: Listener | None = None, jobs: int | None = None) -> CheckOutcome:
+    """Run the public tests against ``package`` and check the quiz's format.
 
     Args:
         assignment: The assignment.
         package: The student's package folder.
-        tasks: Run only these tasks' tests (all when None).
-        run_tests: False checks the quiz answers' format only.
+        selected: Task ids to run (None: all; the quiz is always checked).
+        listener: Called as ``listener(kind, outcome, value)`` on ``imports`` (the import problems are known),
+            ``task`` (a task finished; value: its result) and ``end``.
+        jobs: Task processes at once (default: default_jobs()).
 
     Returns:
-        Per-task outcomes and the quiz format check.
+        Per-task outcomes, import problems and the quiz format check.
     """
+    notify = listener or (lambda kind, outcome, value: None)
     outcome = CheckOutcome(package=package)
-    if not run_tests:
-        _check_quiz(assignment, package, outcome)
-        return outcome
-    with tempfile.TemporaryDirectory(prefix="grader-check-") as tmp:
-        import_root = _importable_root(assignment, package, Path(tmp))
-        results_file = Path(tmp) / "results.json"
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(import_root), str(PACKAGE_ROOT)]),
-                   PYTHONDONTWRITEBYTECODE="1", **{RESULTS_ENV: str(results_file), TASKS_ENV: ",".join(tasks or [])})
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "autograder.public.plugin",
-                   "--continue-on-collection-errors", "--rootdir", str(assignment.public_tests), "-o", "addopts=",
-                   str(assignment.public_tests)]
-        try:
-            completed = subprocess.run(command, env=env, cwd=tmp, capture_output=True, text=True,
-                                       timeout=PUBLIC_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            outcome.crashed = f"the public tests did not finish within {PUBLIC_TIMEOUT} s"
-            return outcome
-        if results_file.is_file():
-            try:
-                _tally(outcome, json.loads(results_file.read_text(errors="replace")), assignment)
-            except (ValueError, TypeError, KeyError, AttributeError):
-                outcome.crashed = ("the public tests' results could not be read (did your code end the test run or "
-                                   "write over its files?)")
-        else:
-            tail = (completed.stdout + completed.stderr).strip().splitlines()[-3:]
-            outcome.crashed = "the public tests could not run: " + " | ".join(tail)
+    chosen = [t for t in assignment.tasks if selected is None or t.id in selected]
+    outcome.tasks = [PublicTaskResult(t.id) for t in chosen]
     _check_quiz(assignment, package, outcome)
+    if chosen:
+        with tempfile.TemporaryDirectory(prefix="grader-check-") as tmp:
+            ids = [t.id for t in chosen] + ([] if selected is not None else ["untagged"])
+            run = _Run(assignment, package, Path(tmp), ids, jobs or default_jobs(), outcome, notify)
+            run.execute()
+    else:
+        notify("imports", outcome, None)
+    add_dependency_hints(assignment, outcome)
+    notify("end", outcome, None)
     return outcome
 
 
+class _Run:
+    """One ``grader check`` run: starts the worker (again after a hang or crash) and turns its events into results."""
+
+    def __init__(self, assignment: Assignment, package: Path, tmp: Path, selected: list[str], jobs: int,
+                 outcome: CheckOutcome, notify: Listener) -> None:
+        self.assignment = assignment
+        self.tmp = tmp
+        self.selected = selected
+        self.jobs = jobs
+        self.outcome = outcome
+        self.notify = notify
+        self.import_root = _importable_root(assignment, package, tmp)
+        self.broken: dict[str, str] = {}  # module -> why a worker could not import it (hang, crash)
+        self.done: set[str] = set()  # node ids with a result
+        self.collected = False
+        self.imports_reported = False
+        self.log = tmp / "worker.log"
+
+    def execute(self) -> None:
+        for _ in range(len(self.assignment.modules) + 1 + max(8, 2 * len(self.selected))):
+            if self._attempt():
+                break
+        else:
+            self.outcome.crashed = self.outcome.crashed or "the public tests kept stopping; see the lines above"
+        self._report_imports()
+        for task in self.outcome.tasks:
+            if not task.done:
+                task.done = True
+                self.notify("task", self.outcome, task)
+
+    # -- one worker --------------------------------------------------------------------------------------
+
+    def _settings(self) -> dict[str, Any]:
+        limits = {"default": self.assignment.public_timeout,
+                  "tasks": {t.id: t.public_timeout for t in self.assignment.tasks if t.public_timeout}}
+        return {"package": self.assignment.package, "package_dir": str(self.import_root / self.assignment.package),
+                "modules": list(self.assignment.modules), "tests": str(self.assignment.public_tests),
+                "broken": self.broken, "selected": self.selected, "skip": sorted(self.done),
+                "task_order": [t.id for t in self.assignment.tasks], "limits": limits, "jobs": self.jobs}
+
+    def _attempt(self) -> bool:
+        """Run one worker until it is done (True) or stops early (False: run another without what it did)."""
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(self.import_root), str(PACKAGE_ROOT)]),
+                   PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+                   OBJC_DISABLE_INITIALIZE_FORK_SAFETY="YES", OMP_NUM_THREADS="1")
+        env.pop("PYTEST_ADDOPTS", None)
+        with open(self.log, "ab") as log:
+            process = subprocess.Popen([sys.executable, "-m", "autograder.public.worker", json.dumps(self._settings())],
+                                       stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, env=env,
+                                       cwd=str(self.tmp), start_new_session=True)
+        state = _WorkerState(started=time.monotonic(), import_limit=self.assignment.public_timeout)
+        try:
+            finished = self._follow(process, state)
+        finally:
+            _stop(process, state.forks)
+        if finished:
+            return True
+        return self._recover(process, state)
+
+    def _follow(self, process: subprocess.Popen[bytes], state: _WorkerState) -> bool:
+        if process.stdout is None:  # never with stdout=PIPE; a worker without output cannot be followed
+            return False
+        buffer = b""
+        with selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ)
+            while True:
+                timeout = state.deadline() - time.monotonic()
+                if timeout <= 0:
+                    state.overrun = True
+                    return False
+                if not selector.select(timeout=min(timeout, 1.0)):
+                    continue
+                chunk = os.read(process.stdout.fileno(), 1 << 16)
+                if not chunk:
+                    return False
+                buffer += chunk
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    try:
+                        event = json.loads(line)
+                    except ValueError:
+                        continue
+                    state.last = time.monotonic()
+                    if self._handle(event, state):
+                        return True
+
+    def _handle(self, event: dict[str, Any], state: _WorkerState) -> bool:
+        kind = event.get("event")
+        if kind == "ready":
+            state.ready = True
+        elif kind == "importing":
+            state.importing = str(event["module"])
+            state.import_started = time.monotonic()
+        elif kind == "imported":
+            state.importing = ""
+            if event.get("error"):
+                self._import_failed(str(event["module"]), event["error"])
+        elif kind == "collect_error":
+            self._collect_error(event)
+        elif kind == "collected":
+            self._collected(event.get("tests", {}))
+        elif kind == "fork":
+            state.forks.append(int(event["pid"]))
+        elif kind == "start":
+            state.running[str(event["nodeid"])] = (str(event["task"]), str(event["test"]), float(event["limit"]),
+                                                   time.monotonic())
+        elif kind == "result":
+            state.running.pop(str(event.get("nodeid")), None)
+            self._result(event)
+        elif kind == "task_done":
+            self._task_done(str(event["task"]))
+        elif kind == "worker_error":
+            self.outcome.crashed = f"the public tests stopped: {event.get('message', '')}"
+        elif kind == "done":
+            return True
+        return False
+
+    # -- events ------------------------------------------------------------------------------------------
+
+    def _import_failed(self, module: str, error: dict[str, Any]) -> None:
+        if any(p.module == module for p in self.outcome.imports):
+            return
+        self.outcome.imports.append(ImportProblem(module=module, kind=str(error.get("kind", "")),
+                                                  message=str(error.get("message", "")),
+                                                  file=str(error.get("file", "")), line=int(error.get("line") or 0),
+                                                  text=str(error.get("text", "")), cause=str(error.get("cause", ""))))
+
+    def _root_module(self, module: str) -> str:
+        """The module whose own error blocks ``module`` (following 'imports a broken module' links)."""
+        seen = set()
+        problems = {p.module: p for p in self.outcome.imports}
+        while module in problems and problems[module].cause and module not in seen:
+            seen.add(module)
+            module = problems[module].cause
+        return module
+
+    def _collect_error(self, event: dict[str, Any]) -> None:
+        for task_id in event.get("tasks", []):
+            if task_id not in self.selected:
+                continue
+            task = self.outcome.task(task_id)
+            if event.get("blocked_by"):
+                task.blocked_by = self._root_module(str(event["blocked_by"][0]))
+            else:
+                task.problem = f"the public test file {event.get('file')} could not be imported: {event.get('message')}"
+                task.tests.append(TestResult(str(event.get("file")), "failed", [task.problem],
+                                             str(event.get("detail", ""))))
+
+    def _collected(self, tests: dict[str, list[str]]) -> None:
+        if not self.collected:
+            for task_id, names in tests.items():
+                if task_id in self.selected or task_id == "untagged":
+                    self.outcome.task(task_id).expected = len(names)
+            self.collected = True
+        self._report_imports()
+        for task in self.outcome.tasks:
+            if task.task not in tests and not task.done:  # blocked, or no public test
+                task.done = True
+                self.notify("task", self.outcome, task)
+
+    def _report_imports(self) -> None:
+        if self.imports_reported:
+            return
+        self.imports_reported = True
+        for problem in self.outcome.imports:
+            root = self._root_module(problem.module)
+            problem.blocks = [t.task for t in self.outcome.tasks if t.blocked_by == root and root == problem.module]
+        self.notify("imports", self.outcome, None)
+
+    def _result(self, event: dict[str, Any]) -> None:
+        nodeid = str(event.get("nodeid", ""))
+        if nodeid in self.done:
+            return
+        self.done.add(nodeid)
+        task = self.outcome.task(str(event.get("task", "untagged")))
+        task.tests.append(TestResult(str(event.get("test", nodeid)), str(event.get("status", "failed")),
+                                     [str(s) for s in event.get("summary", [])], str(event.get("detail", ""))))
+
+    def _task_done(self, task_id: str) -> None:
+        task = self.outcome.task(task_id)
+        if not task.done:
+            task.done = True
+            self.notify("task", self.outcome, task)
+
+    # -- a worker that stopped ---------------------------------------------------------------------------
+
+    def _recover(self, process: subprocess.Popen[bytes], state: _WorkerState) -> bool:
+        """Record what the stopped worker was doing; True when nothing is left that another worker could do."""
+        how = "did not answer" if state.overrun else _exit_words(process.returncode)
+        if not state.ready:
+            self.outcome.crashed = (f"the public tests could not start (the worker {how}): "
+                                    + _log_tail(self.log))
+            return True
+        if state.importing:
+            module = state.importing
+            seconds = self.assignment.public_timeout
+            reason = (f"importing it did not finish within {seconds:g} s — an endless loop at the top level of "
+                      f"{module}.py?" if state.overrun else f"importing it stopped the test process (which {how})")
+            self.broken[module] = reason
+            self._import_failed(module, {"kind": "", "message": reason, "file": f"{module}.py"})
+            return False
+        if state.running:
+            for nodeid, (task, test, limit, _) in state.running.items():
+                overran = time.monotonic() - state.running[nodeid][3] >= limit
+                summary = (f"did not finish within {limit:g} s — an endless loop?" if overran
+                           else f"the test run stopped while this test ran ({how})")
+                self._result({"nodeid": nodeid, "task": task, "test": test,
+                              "status": "timeout" if overran else "crashed", "summary": [summary]})
+            return False
+        if not self.collected:
+            self.outcome.crashed = f"the public tests stopped before they started (the worker {how}): " + _log_tail(
+                self.log)
+            return True
+        self.outcome.crashed = f"the public tests stopped (the worker {how}): " + _log_tail(self.log)
+        return True
+
+
+@dataclass
+class _WorkerState:
+    """What ``grader check`` knows of one worker process."""
+
+    started: float
+    last: float = 0.0
+    ready: bool = False
+    importing: str = ""
+    import_started: float = 0.0
+    overrun: bool = False
+    forks: list[int] = field(default_factory=list)
+    running: dict[str, tuple[str, str, float, float]] = field(default_factory=dict)
+    import_limit: float = 5.0
+
+    def deadline(self) -> float:
+        """When to give up on the worker: start-up, an import or a test overran, or it fell silent."""
+        if not self.ready:
+            return self.started + STARTUP_SECONDS
+        limits = [self.last + SILENCE_SECONDS]
+        if self.importing:
+            limits.append(self.import_started + self.import_limit)
+        limits += [started + limit + GRACE_SECONDS for _, _, limit, started in self.running.values()]
+        return min(limits)
+
+
+def _stop(process: subprocess.Popen[bytes], forks: list[int]) -> None:
+    """Kill the worker and every task process it forked (each in a process group of its own)."""
+    for group in [process.pid, *forks]:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
+    try:
+        process.kill()
+    except OSError:
+        pass
+    process.wait()
+    if process.stdout is not None:
+        process.stdout.close()
+
+
+def _exit_words(code: int | None) -> str:
+    if code is None:
+        return "did not answer"
+    if code < 0:
+        try:
+            return f"was killed by signal {-code} ({signal.Signals(-code).name})"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"ended with exit code {code}"
+
+
+def _log_tail(log: Path) -> str:
+    try:
+        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    return " | ".join(lines[-3:])[:400]
+
+
 def _importable_root(assignment: Assignment, package: Path, tmp: Path) -> Path:
-    """A folder from which ``import <package>`` finds the student's files (a copy when the folder is named otherwise)."""
+    """A folder from which ``import <package>`` finds the student's files (a copy if the folder is named otherwise)."""
     if package.name == assignment.package:
         return package.parent
     copy = tmp / "import" / assignment.package
@@ -122,19 +477,42 @@ def _importable_root(assignment: Assignment, package: Path, tmp: Path) -> Path:
     return copy.parent
 
 
-def _tally(outcome: CheckOutcome, records: list[dict], assignment: Assignment) -> None:
-    by_task = {t.id: PublicTaskResult(t.id) for t in assignment.tasks}
-    for record in records:
-        task = by_task.setdefault(record["task"], PublicTaskResult(record["task"]))
-        status = record["status"]
-        if status == "passed":
-            task.passed += 1
-        elif status == "not_implemented":
-            task.not_implemented += 1
-        elif status == "failed":
-            task.failed += 1
-            task.first_failure = task.first_failure or f"{record['test']}: {record['message']}"
-    outcome.tasks = list(by_task.values())
+def used_tasks(assignment: Assignment, task_id: str) -> list[str]:
+    """The other tasks whose code a task ``uses`` (from the manifest), in the manifest's order."""
+    try:
+        uses = assignment.task(task_id).uses
+    except GraderError:
+        return []
+    owners = {owner.id for owner in (assignment.owner_of(q) for q in uses) if owner is not None}
+    return [t.id for t in assignment.tasks if t.id in owners and t.id != task_id]
+
+
+def dependency_hints(assignment: Assignment, outcome: CheckOutcome, result: PublicTaskResult) -> list[str]:
+    """For a failing task: the tasks it uses that fail (or are not done) too, each to be fixed first."""
+    if result.status != "failed":
+        return []
+    status = {t.task: t.status for t in outcome.tasks}
+    used = used_tasks(assignment, result.task)
+    failing = [other for other in used if status.get(other) in ("failed", "blocked")]
+    missing = [other for other in used if status.get(other) == "not implemented"]
+    hints = []
+    if failing:
+        also = f" ({_join(failing[1:])} {'fails' if len(failing) == 2 else 'fail'} too)" if failing[1:] else ""
+        hints.append(f"may be caused by {failing[0]}, which fails: fix that first{also}")
+    if missing:
+        those = "that" if len(missing) == 1 else "those"
+        hints.append(f"may be caused by {_join(missing)}, not implemented yet: do {those} first")
+    return hints
+
+
+def _join(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def add_dependency_hints(assignment: Assignment, outcome: CheckOutcome) -> None:
+    """Fill every task's hints (see dependency_hints)."""
+    for result in outcome.tasks:
+        result.hints = dependency_hints(assignment, outcome, result)
 
 
 def _check_quiz(assignment: Assignment, package: Path, outcome: CheckOutcome) -> None:
@@ -143,6 +521,7 @@ def _check_quiz(assignment: Assignment, package: Path, outcome: CheckOutcome) ->
     questions = load_questions(assignment.quiz)
     answers, problem = read_answers(package / assignment.quiz.answers_file)
     outcome.quiz_questions = len(questions)
+    outcome.quiz_checked = True
     if problem:
         outcome.quiz_problems.append(problem)
         return
@@ -151,25 +530,3 @@ def _check_quiz(assignment: Assignment, package: Path, outcome: CheckOutcome) ->
             outcome.quiz_answered += 1
         else:
             outcome.quiz_problems.append(f"{verdict.question}: {verdict.message}")
-
-
-def render_check(assignment: Assignment, outcome: CheckOutcome) -> str:
-    """The per-task table a student sees."""
-    lines = [f"Public tests of {assignment.name} on {outcome.package}", ""]
-    if outcome.crashed:
-        lines.append(f"error: {outcome.crashed}")
-    width = max([len(t.task) for t in outcome.tasks] + [4])
-    for task in outcome.tasks:
-        total = task.passed + task.failed + task.not_implemented
-        lines.append(f"{task.task.ljust(width)}  {task.passed:>2}/{total:<2} {task.status}")
-        if task.first_failure:
-            lines.append(f"{' ' * width}  first failure: {task.first_failure}")
-    if assignment.quiz is not None:
-        lines.append("")
-        lines.append(f"quiz: {outcome.quiz_answered} of {outcome.quiz_questions} answers well-formed "
-                     "(format only; answers are graded at grading time)")
-        lines += [f"  - {problem}" for problem in outcome.quiz_problems[:20]]
-    lines += ["", "These are the public tests only. Hidden tests run at grading time: they compare your functions",
-              "with a reference solution on random inputs of several shapes, so passing here does not",
-              "guarantee full marks."]
-    return printable("\n".join(lines)) + "\n"

@@ -36,6 +36,8 @@ class Task:
         assets: Files of ``hidden/assets/`` its checks read through ``ctx.assets``.
         visibility: When Gradescope shows the task's test to the student (one of ``VISIBILITIES``).
         check_visibility: ``(check name, visibility)`` pairs for checks shown at another time than their task.
+        public_timeout: Wall-clock seconds each of its public tests may take in ``grader check`` (None: the
+            assignment's ``public_timeout``).
     """
 
     id: str
@@ -49,6 +51,7 @@ class Task:
     assets: tuple[str, ...] = ()
     visibility: str = "visible"
     check_visibility: tuple[tuple[str, str], ...] = ()
+    public_timeout: float | None = None
 
     @property
     def modules(self) -> tuple[str, ...]:
@@ -102,6 +105,8 @@ class Assignment:
         late: How work after the deadline loses points.
         visibility: Gradescope's top-level visibility of the results (``[gradescope] visibility``).
         stdout_visibility: Whether Gradescope shows the autograder's output (``[gradescope] stdout_visibility``).
+        public_timeout: Wall-clock seconds each public test may take in ``grader check`` unless its task or a
+            ``time_limit`` marker says otherwise.
     """
 
     name: str
@@ -128,6 +133,7 @@ class Assignment:
         """Folders no job may see: the assignment's own (hidden checks, key, assets) and its reference, wherever
         the manifest puts it."""
         return [self.root, self.reference]
+    public_timeout: float = 5.0
 
     @property
     def max_score(self) -> float:
@@ -228,6 +234,7 @@ def _build(name: str, folder: Path, data: dict) -> Assignment:
         late=policy_from_table(data.get("late", {})),
         visibility=str(data.get("gradescope", {}).get("visibility", "visible")),
         stdout_visibility=str(data.get("gradescope", {}).get("stdout_visibility", "hidden")),
+        public_timeout=float(meta.get("public_timeout", 5.0)),
     )
     _validate(assignment)
     return assignment
@@ -246,6 +253,7 @@ def _build_task(folder: Path, raw: dict) -> Task:
         assets=tuple(raw.get("assets", ())),
         visibility=str(raw.get("visibility", "visible")),
         check_visibility=tuple((str(k), str(v)) for k, v in raw.get("check_visibility", {}).items()),
+        public_timeout=float(raw["public_timeout"]) if "public_timeout" in raw else None,
     )
 
 
@@ -274,12 +282,16 @@ def _validate(assignment: Assignment) -> None:
             raise ValueError(f"{where} must be one of {', '.join(VISIBILITIES)}, not {value!r}")
     if assignment.late.rate and assignment.due is None:
         raise ValueError("[late] penalty is set but [assignment] due is not; add the deadline")
+    if assignment.public_timeout <= 0:
+        raise ValueError("public_timeout must be a positive number of seconds")
     ids = assignment.task_ids
     if len(set(ids)) != len(ids):
         raise ValueError(f"duplicate task ids in {ids}")
     for task in assignment.tasks:
         if task.points < 0:
             raise ValueError(f"task {task.id!r} has negative points")
+        if task.public_timeout is not None and task.public_timeout <= 0:
+            raise ValueError(f"task {task.id!r}: public_timeout must be a positive number of seconds")
         for qualified in task.functions + task.uses:
             module = qualified.split(".")[0]
             if "." not in qualified or module not in assignment.modules:

@@ -151,14 +151,26 @@ def test_grader_check_runs_in_the_student_release(release: Path, assignment3: As
     assert "quiz: 0 of 16 answers well-formed" in result.stdout
 
 
-def test_grader_grade_in_the_student_release_says_it_needs_the_instructor_copy(release: Path) -> None:
-    result = _run_cli(release, "grade", "assignment3", "assignment3")
-    assert result.returncode == 2
-    assert "Traceback" not in result.stderr
-    assert "instructor's command" in result.stderr and "grader check" in result.stderr
-    listed = _run_cli(release, "--help")
-    commands = listed.stdout.split("Commands:", 1)[1].split()
-    assert commands[0] == "check" and not {"grade", "grade-all", "release", "audit", "verify"} & set(commands)
+def test_the_student_release_lists_and_runs_only_check(release: Path) -> None:
+    result = _run_cli(release, "--help")
+    assert result.returncode == 0, result.stderr
+    commands = re.findall(r"^  ([a-z][a-z-]*)\s", result.stdout.split("Commands:", 1)[1], flags=re.M)
+    assert commands == ["check"]
+    graded = _run_cli(release, "grade", "assignment3", "assignment3")
+    assert graded.returncode == 2 and "Traceback" not in graded.stderr
+    assert "instructor's command" in graded.stderr and "grader check" in graded.stderr
+    shipped = {p.relative_to(release / "assignment3-student" / "autograder").as_posix()
+               for p in (release / "assignment3-student" / "autograder").rglob("*.py")}
+    assert {p for p in shipped if p.startswith("cli/")} == {"cli/__init__.py", "cli/__main__.py", "cli/base.py",
+                                                             "cli/check.py"}
+    assert not [p for p in shipped if p.startswith(("authoring/", "grading/", "sandbox/", "batch/", "gradebook/"))]
+
+
+def test_the_student_pyproject_declares_no_instructor_or_dev_extras(release: Path) -> None:
+    text = (release / "assignment3-student" / "pyproject.toml").read_text()
+    assert "optional-dependencies" not in text and "nbgrader" not in text and "hypothesis" not in text
+    assert "tqdm" not in text  # only the instructor commands draw progress bars
+    assert "torch==" in text and "pytest" in text
 
 
 # -- the Gradescope autograder -------------------------------------------------------------------------

@@ -209,8 +209,26 @@ def test_progress_prints_plain_lines_when_not_a_terminal() -> None:
     progress.update("alice", Outcome(GRADED, score=1, max_score=2, seconds=3.0))
     progress.update("bob", Outcome(ERROR, message="no package"))
     lines = stream.getvalue().splitlines()
-    assert lines[0] == "[1/2] alice: 1 / 2 in 3.0 s (failures 0, ETA 0:03)"
-    assert lines[1].startswith("[2/2] bob: error: no package (failures 1")
+    assert lines[0] == "[1/2] alice: 1 / 2 in 3.0 s (0 could not be graded so far, ETA 0:03)"
+    assert lines[1].startswith("[2/2] bob: could not be graded: no package (1 could not be graded so far")
+
+
+def test_progress_bar_on_a_terminal_counts_submissions_that_could_not_be_graded() -> None:
+    stream = io.StringIO()
+    progress = Progress(2, stream, jobs=1, tty=True)
+    progress.update("alice", Outcome(GRADED, score=1, max_score=2, seconds=3.0))
+    progress.update("bob", Outcome(ERROR, message="no package"))
+    progress.finish()
+    assert "2/2" in stream.getvalue() and "could not be graded: 1" in stream.getvalue()
+    assert "alice" not in stream.getvalue()  # a bar, not a log
+
+
+def test_plan_line_counts_what_it_says() -> None:
+    from autograder.batch.run import _plan_line
+
+    assert _plan_line(1, 5, 4, 1) == "grading 1 of 5 submissions (4 unchanged, skipped) with 1 worker"
+    assert _plan_line(3, 3, 0, 2) == "grading 3 of 3 submissions with 2 workers"
+    assert _plan_line(0, 5, 5, 0) == "nothing to grade: 5 submissions found (5 unchanged, skipped)"
 
 
 # -- the batch with the fake grader: resumability rules, misbehaving workers, shards -------------------------

@@ -16,8 +16,8 @@ import pytest
 
 from autograder.errors import IsolationError
 from autograder.probe import load_checks_file
-from autograder.sandbox import linux, tiers
 from autograder.protocol import MARKER_VARIABLE
+from autograder.sandbox import linux, tiers
 from autograder.sandbox.host import Zygote, describe_isolation, new_scratch
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.results import read_plain, sanitize_job_dir

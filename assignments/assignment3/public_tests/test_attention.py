@@ -132,8 +132,17 @@ def test_multi_head_self_attention_shapes(generator):
     layer = MultiHeadAttention(DIM, HEADS)
     x = torch.randn(BATCH, N_QUERIES, DIM, generator=generator)
     assert layer(x).shape == (BATCH, N_QUERIES, DIM)
-    weights = layer.attention_weights(x, causal=True)
+    assert layer(x, causal=True).shape == (BATCH, N_QUERIES, DIM)
+    weights = layer.attention_weights(x)
     assert weights.shape == (BATCH, HEADS, N_QUERIES, N_QUERIES)
+
+
+@pytest.mark.task("multi_head_attention")
+def test_multi_head_causal_weights_hide_the_future(generator):
+    # Fails too while causal_mask fails: fix that first.
+    layer = MultiHeadAttention(DIM, HEADS)
+    x = torch.randn(BATCH, N_QUERIES, DIM, generator=generator)
+    weights = layer.attention_weights(x, causal=True)
     future = torch.triu(torch.ones(N_QUERIES, N_QUERIES, dtype=torch.bool), diagonal=1)
     assert torch.all(weights[..., future] == 0)
 

@@ -1,0 +1,200 @@
+"""Condense a failing public test into a few lines a student can act on (which output, where, by how much)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Any
+
+MAX_LINES = 6
+MAX_WIDTH = 110
+_MISMATCHED = re.compile(r"Mismatched elements: (\d+) / (\d+)")
+_TORCH_GREATEST = re.compile(r"Greatest absolute difference: (\S+) at index (\([^)]*\)) \(up to (\S+) allowed\)")
+_NUMPY_GREATEST = re.compile(r"Max absolute difference(?: among violations)?: (\S+)")
+_ATTRIBUTE = re.compile(r"The values for attribute '(\w+)' do not match: (.+?) != (.+?)\.?$", re.M)
+_DID_NOT_RAISE = re.compile(r"DID NOT RAISE (.+)$")
+
+
+def shorten(text: str, width: int = MAX_WIDTH) -> str:
+    """One line of at most ``width`` characters (whitespace collapsed, an ellipsis where cut)."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def condense(excinfo: Any, test_file: Path, package_dir: Path) -> list[str]:
+    """At most MAX_LINES lines saying what went wrong in a failing test.
+
+    Args:
+        excinfo: pytest's ExceptionInfo of the failure.
+        test_file: The public test file (to find the failing statement).
+        package_dir: The student's package folder (to find the student's line that raised).
+
+    Returns:
+        The lines, the first naming the test's failing line.
+    """
+    entries = list(excinfo.traceback)
+    test_entry = next((e for e in reversed(entries) if _same(e.path, test_file)), None)
+    student_entry = next((e for e in reversed(entries) if _inside(e.path, package_dir)), None)
+    statement, lineno = _statement(test_entry)
+    lines = [f"{test_file.name}, line {lineno}: {shorten(statement, MAX_WIDTH - 20)}"] if statement else []
+    value = excinfo.value
+    expected = _expected_exception(test_file, lineno) if lineno else None
+    message = _message(value)
+    if type(value).__name__ == "Failed" and _DID_NOT_RAISE.search(message):
+        lines.append(f"expected {_DID_NOT_RAISE.search(message).group(1)} to be raised, but nothing was raised")
+    elif expected and not isinstance(value, AssertionError):
+        lines.append(f"expected {expected} to be raised, but got {type(value).__name__}: {shorten(message, 70)}")
+        lines += _student_frame(student_entry, package_dir)
+    elif isinstance(value, AssertionError) and ("Mismatched elements" in message or "do not match" in message):
+        lines += _close_failure(message, entries, statement)
+    elif isinstance(value, AssertionError):
+        lines += _assertion(message)
+    else:
+        lines.append(shorten(f"{type(value).__name__}: {message}"))
+        lines += _student_frame(student_entry, package_dir)
+    return [shorten(line) for line in lines[:MAX_LINES]]
+
+
+def _message(value: BaseException) -> str:
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001 - a student's exception whose __str__ raises
+        return "<unprintable>"
+
+
+def _same(path: Any, other: Path) -> bool:
+    try:
+        return Path(str(path)).resolve() == other.resolve()
+    except OSError:
+        return False
+
+
+def _inside(path: Any, folder: Path) -> bool:
+    try:
+        return folder.resolve() in Path(str(path)).resolve().parents
+    except OSError:
+        return False
+
+
+def _statement(entry: Any) -> tuple[str, int]:
+    """The failing statement's text and its 1-based line number ('' and 0 without a test frame)."""
+    if entry is None:
+        return "", 0
+    try:
+        return " ".join(str(entry.statement).split()), entry.lineno + 1
+    except Exception:  # noqa: BLE001 - source unavailable
+        return "", entry.lineno + 1
+
+
+def _student_frame(entry: Any, package_dir: Path) -> list[str]:
+    """Where in the student's own files the exception was raised, with that line's text."""
+    if entry is None:
+        return []
+    try:
+        name = Path(str(entry.path)).resolve().relative_to(package_dir.resolve()).as_posix()
+        where = f"raised in {name}, line {entry.lineno + 1}, in {entry.name}"
+        return [where, f"    {shorten(str(entry.statement), MAX_WIDTH - 4)}"]
+    except Exception:  # noqa: BLE001 - source unavailable
+        return []
+
+
+def _expected_exception(test_file: Path, lineno: int) -> str | None:
+    """The exception a ``with pytest.raises(X)`` around line ``lineno`` of the test file expects, if any."""
+    try:
+        tree = ast.parse(test_file.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.With) or not node.body:
+            continue
+        if not node.body[0].lineno <= lineno <= (node.end_lineno or node.lineno):
+            continue
+        for item in node.items:
+            call = item.context_expr
+            if isinstance(call, ast.Call) and ast.unparse(call.func).endswith("raises") and call.args:
+                return ast.unparse(call.args[0])
+    return None
+
+
+def _close_failure(message: str, entries: list[Any], statement: str) -> list[str]:
+    """``assert_close``/``assert_allclose``: which output, its shape, how many elements differ, by how much, where."""
+    actual, expected = _compared_values(entries)
+    name = _first_argument(statement) or "the output"
+    attribute = _ATTRIBUTE.search(message)
+    if attribute:
+        return [f"{name}: {attribute.group(1)} {attribute.group(2)}, expected {attribute.group(3)}"]
+    shape = _shape(actual)
+    lines = [f"{name}" + (f" (shape {shape})" if shape else "") + " differs from the expected values"]
+    mismatched = _MISMATCHED.search(message)
+    if mismatched:
+        lines.append(f"{mismatched.group(1)} of {mismatched.group(2)} elements differ")
+    greatest = _TORCH_GREATEST.search(message)
+    if greatest:
+        lines[-1] += (f"; the largest difference is {greatest.group(1)} at index {greatest.group(2)} "
+                      f"({greatest.group(3)} allowed)")
+    else:
+        numpy_greatest = _NUMPY_GREATEST.search(message)
+        where = _argmax_difference(actual, expected)
+        if numpy_greatest:
+            lines[-1] += f"; the largest difference is {numpy_greatest.group(1)}" + (f" at index {where}"
+                                                                                      if where else "")
+    return lines
+
+
+def _compared_values(entries: list[Any]) -> tuple[Any, Any]:
+    """The two values an ``assert_close`` (torch) or ``assert_allclose`` (NumPy) frame compared."""
+    for entry in entries:
+        try:
+            local = entry.frame.f_locals
+            name = entry.frame.code.name
+        except Exception:  # noqa: BLE001
+            continue
+        if name == "assert_close" and "actual" in local:
+            return local.get("actual"), local.get("expected")
+        if name == "assert_allclose" and "actual" in local:
+            return local.get("actual"), local.get("desired")
+    return None, None
+
+
+def _shape(value: Any) -> str:
+    shape = getattr(value, "shape", None)
+    try:
+        return "(" + ", ".join(str(int(n)) for n in shape) + ("," if len(shape) == 1 else "") + ")"
+    except TypeError:
+        return ""
+
+
+def _argmax_difference(actual: Any, expected: Any) -> str:
+    """The index of the largest absolute difference of two NumPy-like arrays ('' when it cannot be computed)."""
+    try:
+        import numpy as np
+
+        difference = np.abs(np.asarray(actual, dtype=float) - np.asarray(expected, dtype=float))
+        index = np.unravel_index(int(np.nanargmax(difference)), difference.shape)
+        return "(" + ", ".join(str(int(i)) for i in index) + ")"
+    except Exception:  # noqa: BLE001 - shapes that do not broadcast, objects that are not numbers
+        return ""
+
+
+def _first_argument(statement: str) -> str:
+    """The first argument of the comparison call in a statement (``weights[0, 0]`` in ``assert_close(weights[0, 0],
+    expected)``)."""
+    try:
+        tree = ast.parse(statement.strip())
+    except SyntaxError:
+        return ""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and ast.unparse(node.func).endswith(("assert_close",
+                                                                                            "assert_allclose")):
+            return shorten(ast.unparse(node.args[0]), 50)
+    return ""
+
+
+def _assertion(message: str) -> list[str]:
+    """A plain ``assert``: pytest's explanation of the values, without object addresses, at most two lines."""
+    lines = [line for line in message.splitlines() if line.strip()]
+    cleaned = [re.sub(r" at 0x[0-9a-f]+", "", line).replace("\\n", " ") for line in lines]  # tensor reprs
+    if not cleaned:
+        return ["the assertion failed"]
+    return [shorten(line) for line in cleaned[:2]]

@@ -1,0 +1,219 @@
+"""Run each task's public tests in a process forked from the pre-imported worker, with a wall clock per test.
+
+The worker has imported pytest, torch and the student's modules once; a fork per task starts in milliseconds,
+keeps one task's global changes away from the others, and can be killed from outside when a test overruns
+(a signal-based alarm cannot interrupt a long call into native code; SIGKILL can). A killed or crashed fork
+costs only the test it was running: the task's remaining tests run again in a fresh fork.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import json
+import os
+import select
+import signal
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable
+
+HEARTBEAT_SECONDS = 1.0
+_PR_SET_PDEATHSIG = 1
+
+
+@dataclass
+class _Run:
+    """One fork running (the rest of) one task's tests."""
+
+    task: str
+    items: list[Any]
+    pid: int
+    fd: int
+    buffer: bytes = b""
+    current: int | None = None
+    deadline: float | None = None
+    limit: float = 0.0
+    reported: int = 0
+    timed_out: bool = False
+
+
+def describe_exit(status: int) -> str:
+    """How a process ended, in words (``signal 9, SIGKILL``, ``exit code 3``)."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = "unknown"
+        return f"signal {number}, {name}"
+    return f"exit code {os.WEXITSTATUS(status)}"
+
+
+def run_tasks(groups: list[tuple[str, list[Any]]], jobs: int, limit_of: Callable[[Any], float],
+              run_item: Callable[[Any, Any], dict[str, Any]], send: Callable[[dict[str, Any]], None],
+              close_in_child: tuple[int, ...] = ()) -> None:
+    """Run every group of tests, ``jobs`` forks at a time, sending events as tests start and end.
+
+    Args:
+        groups: (task id, pytest items) in the order to start them.
+        jobs: How many forks may run at once.
+        limit_of: The wall-clock seconds an item may take.
+        run_item: Runs one item (with the next one, or None) in the fork and returns its result record.
+        send: Passes an event on to ``grader check``.
+        close_in_child: File descriptors a fork must not keep open (the channel to ``grader check``).
+    """
+    pending = deque(groups)
+    running: dict[int, _Run] = {}
+    last_sent = time.monotonic()
+    while pending or running:
+        while pending and len(running) < max(1, jobs):
+            task, items = pending.popleft()
+            run = _start(task, items, run_item, close_in_child)
+            running[run.fd] = run
+            send({"event": "fork", "task": task, "pid": run.pid})
+        now = time.monotonic()
+        deadlines = [r.deadline for r in running.values() if r.deadline is not None]
+        wait = max(0.0, min(deadlines + [now + HEARTBEAT_SECONDS]) - now)
+        ready, _, _ = select.select(list(running), [], [], wait)
+        for fd in ready:
+            run = running[fd]
+            chunk = os.read(fd, 1 << 16)
+            if chunk:
+                _receive(run, chunk, limit_of, send)
+                continue
+            del running[fd]
+            _finish(run, pending, send)
+        now = time.monotonic()
+        for fd, run in list(running.items()):
+            if run.deadline is not None and now >= run.deadline:
+                run.timed_out = True
+                _kill(run.pid)
+                del running[fd]
+                _finish(run, pending, send)
+        if time.monotonic() - last_sent >= HEARTBEAT_SECONDS:
+            send({"event": "alive"})
+            last_sent = time.monotonic()
+
+
+def _start(task: str, items: list[Any], run_item: Callable[[Any, Any], dict[str, Any]],
+           close_in_child: tuple[int, ...]) -> _Run:
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the fork: run the tests, report each one, never return
+        os.close(read_end)
+        _child(items, write_end, run_item, close_in_child)
+    os.close(write_end)
+    try:
+        os.setpgid(pid, pid)  # also done in the child: whichever runs first, the group exists before a kill
+    except OSError:
+        pass
+    return _Run(task=task, items=items, pid=pid, fd=read_end)
+
+
+def _child(items: list[Any], fd: int, run_item: Callable[[Any, Any], dict[str, Any]],
+           close_in_child: tuple[int, ...]) -> None:
+    status = 0
+    try:
+        os.setpgid(0, 0)
+        _die_with_parent()
+        for other in close_in_child:
+            os.close(other)
+        for index, item in enumerate(items):
+            _write(fd, {"start": index})
+            record = run_item(item, items[index + 1] if index + 1 < len(items) else None)
+            _write(fd, {"result": record})
+    except BaseException as exc:  # noqa: BLE001 - a test that raised KeyboardInterrupt or ended the session
+        try:
+            _write(fd, {"stopped": f"{type(exc).__name__}: {exc}"[:300]})
+        except BaseException:  # noqa: BLE001
+            pass
+        status = 3
+    finally:
+        sys.stdout.flush() if sys.stdout else None
+        os._exit(status)
+
+
+def _die_with_parent() -> None:
+    """Linux: the fork dies with the worker, so killing the worker never leaves a test running."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _write(fd: int, message: dict[str, Any]) -> None:
+    view = memoryview((json.dumps(message) + "\n").encode())
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _receive(run: _Run, chunk: bytes, limit_of: Callable[[Any], float], send: Callable[[dict[str, Any]], None]) -> None:
+    run.buffer += chunk
+    while b"\n" in run.buffer:
+        line, run.buffer = run.buffer.split(b"\n", 1)
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if "start" in message:
+            run.current = int(message["start"])
+            item = run.items[run.current]
+            run.limit = limit_of(item)
+            run.deadline = time.monotonic() + run.limit
+            send({"event": "start", "task": run.task, "test": item.name, "nodeid": item.nodeid, "limit": run.limit})
+        elif "result" in message:
+            send(dict(message["result"], event="result"))
+            run.current, run.deadline = None, None
+            run.reported += 1
+        elif "stopped" in message and run.current is not None:
+            item = run.items[run.current]
+            send({"event": "result", "task": run.task, "test": item.name, "nodeid": item.nodeid, "status": "failed",
+                  "summary": [f"the test raised {message['stopped']}, which stops the test run"], "detail": ""})
+            run.current, run.deadline = None, None
+            run.reported += 1
+
+
+def _kill(pid: int) -> None:
+    for action in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        try:
+            action()
+        except OSError:
+            pass
+
+
+def _finish(run: _Run, pending: deque[tuple[str, list[Any]]], send: Callable[[dict[str, Any]], None]) -> None:
+    """A fork ended: report the test it was running (timed out or crashed) and queue the task's other tests."""
+    os.close(run.fd)
+    try:
+        _, status = os.waitpid(run.pid, 0)
+    except ChildProcessError:
+        status = 0
+    _kill(run.pid)  # anything the test started in the fork's process group
+    rest_from = run.reported
+    if run.current is not None:
+        item = run.items[run.current]
+        if run.timed_out:
+            summary = [f"did not finish within {run.limit:g} s — an endless loop?"]
+            status_name = "timeout"
+        else:
+            summary = [f"the test's process ended abruptly ({describe_exit(status)}) — os._exit, a crash in "
+                       "native code or too much memory?"]
+            status_name = "crashed"
+        send({"event": "result", "task": run.task, "test": item.name, "nodeid": item.nodeid, "status": status_name,
+              "summary": summary, "detail": ""})
+        rest_from = run.current + 1
+    rest = run.items[rest_from:]
+    if rest and (run.current is not None or run.reported):
+        pending.appendleft((run.task, rest))  # progress was made: the rest gets a fresh fork
+        return
+    for item in rest:  # the fork died before it started a test: no fresh fork would do better
+        send({"event": "result", "task": run.task, "test": item.name, "nodeid": item.nodeid, "status": "crashed",
+              "summary": [f"the test process ended before the test started ({describe_exit(status)})"],
+              "detail": ""})
+    send({"event": "task_done", "task": run.task})

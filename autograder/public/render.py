@@ -1,0 +1,146 @@
+"""What ``grader check`` prints: one line per task as it finishes (in the README's order), then what to do next."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from autograder.public.runner import CheckOutcome, ImportProblem, PublicTaskResult, dependency_hints, used_tasks
+from autograder.spec.assignment import Assignment
+from autograder.util.paths import display_path
+from autograder.util.safety import printable
+
+INDENT = "    "
+_STATUS_WORDS = {"timeout": "timed out", "crashed": "crashed", "failed": "failed"}
+
+
+class Printer:
+    """Prints a check's results while it runs: the header, import errors once, each task's line in order.
+
+    A task's line waits for the tasks before it (the README's order) and for the tasks it uses (so its line can
+    say whether a failure may come from them).
+
+    Args:
+        assignment: The assignment.
+        write: Writes text (e.g. ``click.echo`` without a newline).
+        verbose: Also print pytest's full output of each failing test.
+    """
+
+    def __init__(self, assignment: Assignment, write: Callable[[str], None], verbose: bool = False) -> None:
+        self.assignment = assignment
+        self.write = write
+        self.verbose = verbose
+        self.printed: set[str] = set()
+        self.imports_printed = False
+        self.width = max([len(t.id) for t in assignment.tasks] + [8])
+
+    def header(self, outcome: CheckOutcome) -> None:
+        self._out([f"Public tests of {self.assignment.name} on {outcome.package}", ""])
+
+    def __call__(self, kind: str, outcome: CheckOutcome, value: object) -> None:
+        """The runner's listener: print what became known."""
+        if kind == "imports" and not self.imports_printed:
+            self.imports_printed = True
+            lines = [line for problem in outcome.imports if not problem.cause for line in
+                     import_lines(outcome, problem)]
+            self._out(lines + ([""] if lines else []))
+        if kind in ("task", "end"):
+            self._flush(outcome, final=kind == "end")
+        if kind == "end":
+            self._out(footer(self.assignment, outcome))
+
+    def _flush(self, outcome: CheckOutcome, final: bool) -> None:
+        done = {t.task for t in outcome.tasks if t.done}
+        for result in outcome.tasks:
+            if result.task in self.printed:
+                continue
+            waiting = [result.task, *[u for u in used_tasks(self.assignment, result.task)
+                                      if u in {t.task for t in outcome.tasks}]]
+            if not final and not all(t in done for t in waiting):
+                return
+            result.hints = dependency_hints(self.assignment, outcome, result)
+            self._out(task_lines(result, self.width, self.verbose))
+            self.printed.add(result.task)
+
+    def _out(self, lines: list[str]) -> None:
+        if lines:
+            self.write(printable("\n".join(lines)) + "\n")
+
+
+def import_lines(outcome: CheckOutcome, problem: ImportProblem) -> list[str]:
+    """A student module that cannot be imported: its file, line and text, said once, and what it blocks."""
+    where = display_path(outcome.package / (problem.file or f"{problem.module}.py"))
+    if problem.line:
+        where += f", line {problem.line}"
+    error = f"{problem.kind}: {problem.message}" if problem.kind else problem.message
+    lines = [f"error: {where}: {error}"]
+    if problem.text:
+        lines.append(f"{INDENT}{problem.text}")
+    if problem.blocks:
+        lines.append(f"{INDENT}this blocks {', '.join(problem.blocks)}: fix it first")
+    return lines
+
+
+def task_lines(result: PublicTaskResult, width: int, verbose: bool = False) -> list[str]:
+    """One task's line and, when it fails, at most about six lines on its first failure."""
+    total = max(result.expected, len(result.tests))
+    count = f"{result.passed:>2}/{total:<2}" if not result.blocked_by else " -/- "
+    status = result.status
+    if status == "blocked":
+        status = f"blocked: {result.blocked_by}.py cannot be imported (see above)"
+    lines = [f"{result.task.ljust(width)}  {count} {status}"]
+    failures = result.failures
+    if failures:
+        first = failures[0]
+        label = _STATUS_WORDS.get(first.status, first.status)
+        lines.append(f"{INDENT}{first.test} {label}:" if len(first.summary) != 1 else
+                     f"{INDENT}{first.test} {label}: {first.summary[0]}")
+        if len(first.summary) != 1:
+            lines += [f"{INDENT}  {line}" for line in first.summary]
+        if len(failures) > 1:
+            lines.append(f"{INDENT}also failing: " + ", ".join(f.test for f in failures[1:]))
+    lines += [f"{INDENT}{hint}" for hint in result.hints]
+    if verbose:
+        for failure in failures:
+            if failure.detail:
+                lines += ["", f"{INDENT}--- pytest's output of {failure.test} ---"]
+                lines += [f"{INDENT}{line}" for line in failure.detail.splitlines()]
+                lines.append("")
+    return lines
+
+
+def footer(assignment: Assignment, outcome: CheckOutcome) -> list[str]:
+    """The quiz's format check, the reminder about hidden tests, and what to do next."""
+    lines: list[str] = []
+    if outcome.crashed:
+        lines += ["", f"error: {outcome.crashed}"]
+    if assignment.quiz is not None:
+        lines.append("")
+        lines.append(f"quiz: {outcome.quiz_answered} of {outcome.quiz_questions} answers well-formed "
+                     "(format only; answers are graded at grading time)")
+        lines += [f"  - {problem}" for problem in outcome.quiz_problems[:20]]
+    lines += ["", "These are the public tests only. Hidden tests run at grading time: they compare your functions",
+              "with a reference solution on random inputs of several shapes, so passing here does not",
+              "guarantee full marks."]
+    return lines + ["", next_step(assignment, outcome)]
+
+
+def next_step(assignment: Assignment, outcome: CheckOutcome) -> str:
+    """The one thing to do next: the first problem in the README's order."""
+    for problem in outcome.imports:
+        if not problem.cause:
+            where = f"{problem.file or problem.module + '.py'}" + (f", line {problem.line}" if problem.line else "")
+            return f"Next: fix {where} (it cannot be imported), then run grader check again."
+    for result in outcome.tasks:
+        command = f"grader check {assignment.name} --task {result.task}"
+        if result.status == "failed":
+            return (f"Next: fix {result.task}, the first failing task in the README's order "
+                    f"(`{command} --verbose` shows pytest's full output).")
+        if result.status == "not implemented":
+            return f"Next: implement {result.task}, the first task in the README's order not done yet (`{command}`)."
+        if result.status == "did not run":
+            return f"Next: run `{command}` again: its tests did not run."
+    if outcome.quiz_problems:
+        return f"Next: fix the quiz answers listed above in {assignment.quiz.answers_file if assignment.quiz else ''}."
+    if outcome.crashed:
+        return "Next: read the error above, then run grader check again."
+    return "Next: every public test passes; submit when you are ready."

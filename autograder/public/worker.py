@@ -1,0 +1,176 @@
+"""The process ``grader check`` starts: imports torch, pytest and the student's modules once, then runs the tests.
+
+Run as ``python -m autograder.public.worker SETTINGS_JSON``. It writes one JSON event per line to its standard
+output (pytest's own terminal output goes to /dev/null): ``ready``, ``importing``/``imported`` per student
+module, ``collect_error``, ``collected``, ``fork``, ``start``/``result`` per test, ``task_done``, ``alive``
+(a heartbeat) and ``done``. A student module that cannot be imported is replaced by a stand-in whose names
+raise one ImportError, so the error is reported once, for the module, and blocks only the tests that import it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import linecache
+import os
+import sys
+import traceback
+import types
+from pathlib import Path
+from typing import Any
+
+from autograder.public import plugin
+from autograder.public.condense import shorten
+
+
+class BrokenModuleError(ImportError):
+    """Raised by the stand-in of a student module that could not be imported."""
+
+
+class _BrokenModule(types.ModuleType):
+    """Stands in for a student module that could not be imported: every name in it raises one ImportError."""
+
+    def __init__(self, fullname: str, message: str) -> None:
+        super().__init__(fullname)
+        self._message = message
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise BrokenModuleError(self._message)
+
+
+def main() -> None:
+    """Read the settings, import, run the tests and report events; end without the interpreter's teardown."""
+    settings = json.loads(sys.argv[1])
+    channel = os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 0)
+
+    def send(event: dict[str, Any]) -> None:
+        data = memoryview((json.dumps(event) + "\n").encode())
+        while data:
+            data = data[os.write(channel, data):]
+
+    plugin.Settings.config = settings
+    plugin.Settings.send = send
+    plugin.Settings.channel_fd = channel
+    _prepare_torch()
+    send({"event": "ready"})
+    import_student_modules(settings, send)
+    import pytest
+
+    tests = settings["tests"]
+    args = ["-q", "-p", "no:cacheprovider", "--rootdir", tests, "-o", "addopts=", "-o", "python_files=test_*.py",
+            "--continue-on-collection-errors", tests]
+    try:
+        pytest.main(args, plugins=[plugin])
+    except BaseException as exc:  # noqa: BLE001 - say why the run stopped instead of dying silently
+        send({"event": "worker_error", "message": shorten(f"{type(exc).__name__}: {exc}", 300)})
+    send({"event": "done"})
+    os._exit(0)
+
+
+def _prepare_torch() -> None:
+    """Import torch once (every fork then has it) on one thread, and pay its first-call costs here, once."""
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(1)
+    state = torch.random.get_rng_state()
+    x = torch.randn(2, 3, 4)
+    layer = torch.nn.Linear(4, 4)
+    norm = torch.nn.LayerNorm(4)
+    torch.softmax(layer(norm(x)) @ x.transpose(-2, -1), dim=-1).sum().backward()
+    # Its first call imports about 500 modules (a second of CPU) that nearly every public test needs. The first
+    # optimizer step (torch._dynamo, more seconds) is left to the few tests that train, in their own fork.
+    torch.testing.assert_close(x, x.clone())
+    torch.random.set_rng_state(state)
+
+
+def import_student_modules(settings: dict[str, Any], send: Any) -> None:
+    """Import the package and each student module in the manifest's order, each on its own.
+
+    A module that fails (or that ``grader check`` found hanging or crashing in an earlier worker) is replaced by
+    a stand-in; the event says why, with the student's file, line and the line's text.
+    """
+    package = settings["package"]
+    package_dir = Path(settings["package_dir"])
+    known = settings.get("broken", {})
+    package_broken = False
+    for module in ["__init__", *settings["modules"]]:
+        fullname = package if module == "__init__" else f"{package}.{module}"
+        if package_broken:  # nothing below a package whose __init__.py fails can be imported
+            send({"event": "imported", "module": module, "error": {"kind": "ImportError", "message": "",
+                                                                   "file": "", "line": 0, "text": "",
+                                                                   "cause": "__init__"}})
+            _stand_in(package, module, fullname)
+            continue
+        if module in known:
+            _stand_in(package, module, fullname)
+            package_broken = module == "__init__"
+            continue
+        send({"event": "importing", "module": module})
+        try:
+            importlib.import_module(fullname)
+            send({"event": "imported", "module": module})
+        except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt at import time alike
+            send({"event": "imported", "module": module, "error": describe_import_error(exc, package_dir)})
+            _stand_in(package, module, fullname)
+            package_broken = module == "__init__"
+
+
+def _stand_in(package: str, module: str, fullname: str) -> None:
+    message = f"{module}.py of {package} could not be imported (see the error above)"
+    plugin.Settings.broken[module] = message
+    if module == "__init__":
+        stand_in = _BrokenModule(fullname, message)
+        stand_in.__path__ = []  # type: ignore[attr-defined]
+        sys.modules[fullname] = stand_in
+        return
+    sys.modules[fullname] = _BrokenModule(fullname, message)
+    parent = sys.modules.get(package)
+    if parent is not None and not isinstance(parent, _BrokenModule):
+        setattr(parent, module, sys.modules[fullname])
+
+
+def describe_import_error(exc: BaseException, package_dir: Path) -> dict[str, Any]:
+    """The student's file, line and that line's text where an import failed, and the error in one line.
+
+    Returns:
+        ``kind``, ``message``, ``file`` (relative to the package), ``line``, ``text`` and ``cause`` (the
+        student module whose own failure this one follows from, or '').
+    """
+    try:
+        message = str(exc.msg if isinstance(exc, SyntaxError) else exc)
+    except Exception:  # noqa: BLE001
+        message = "<unprintable>"
+    info: dict[str, Any] = {"kind": type(exc).__name__, "message": shorten(message, 200), "file": "", "line": 0,
+                            "text": "", "cause": ""}
+    if isinstance(exc, BrokenModuleError):
+        info["cause"] = message.split(".py", 1)[0]
+        return info
+    if isinstance(exc, SyntaxError) and exc.filename and _relative(exc.filename, package_dir):
+        info.update(file=_relative(exc.filename, package_dir), line=exc.lineno or 0,
+                    text=shorten((exc.text or "").rstrip("\n"), 100))
+        return info
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        relative = _relative(frame.filename, package_dir)
+        if relative:
+            text = frame.line or linecache.getline(frame.filename, frame.lineno or 0)
+            info.update(file=relative, line=frame.lineno or 0, text=shorten(text.strip(), 100))
+            break
+    return info
+
+
+def _relative(filename: str, package_dir: Path) -> str:
+    try:
+        return Path(filename).resolve().relative_to(package_dir.resolve()).as_posix()
+    except (ValueError, OSError):
+        return ""
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""Benchmark ``grader check``: the reference, a submission with an endless loop, and unzip-to-first-result.
+
+Run from the repository root::
+
+    python benchmarks/bench_check.py --repeat 5 [--release release/assignment3-student.zip]
+
+It prints, for a fresh ``grader check`` process each time:
+
+* the reference of ASSIGNMENT (default assignment3): every run's wall seconds and the median
+  (target: median <= 3 s on two cores);
+* the CPU seconds of each run's process tree (load-independent; wall >= CPU / 2 on two cores);
+* the reference with ``while True: pass`` at the top of ``kv_cache_bytes``: wall seconds, and whether every
+  other task was reported (target: <= 15 s, all other tasks reported);
+* with ``--release ZIP``: seconds from unzipping the student release to the first ``check`` result (pip not
+  included; target: under a minute).
+
+The load average and the CPUs this process may use are printed first: on a busy machine the figures say so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BEGIN = "### BEGIN SOLUTION"
+
+
+CPU_SECONDS: list[float] = []  # CPU seconds (user + system) of each run's process tree, whatever the load
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_check(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess]:
+    """A fresh ``grader check`` process; its wall seconds and result (its CPU seconds go to CPU_SECONDS)."""
+    cpu, started = _children_cpu(), time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "autograder.cli", "check", *args], cwd=cwd, env=env,
+                            capture_output=True, text=True, timeout=900)
+    CPU_SECONDS.append(_children_cpu() - cpu)
+    return time.perf_counter() - started, result
+
+
+def task_lines(output: str) -> dict[str, str]:
+    """Task id -> its line in a check's output."""
+    return {m.group(1): m.group(0) for m in re.finditer(r"^([a-z_0-9]+) +(?:\s?\d+/\d+|-/-).*$", output, re.M)}
+
+
+def with_endless_loop(reference: Path, tmp: Path) -> Path:
+    """A copy of the reference whose ``kv_cache_bytes`` never returns."""
+    package = tmp / "loop" / reference.name
+    shutil.copytree(reference, package, ignore=shutil.ignore_patterns("__pycache__"))
+    path = package / "kv_cache.py"
+    text = path.read_text()
+    begin = text.index(BEGIN, text.index("def kv_cache_bytes("))
+    line_end = text.index("\n", begin) + 1
+    path.write_text(text[:line_end] + "    while True:\n        pass\n" + text[line_end:])
+    return package
+
+
+def bench_reference(assignment: str, repeat: int, env: dict[str, str]) -> None:
+    reference = ROOT / "reference_solutions" / assignment
+    times = []
+    for _ in range(repeat):
+        seconds, result = run_check([assignment, str(reference)], ROOT, env)
+        if result.returncode != 0:
+            sys.exit(f"the reference failed its public tests:\n{result.stdout}{result.stderr}")
+        times.append(seconds)
+    print(f"reference: {', '.join(f'{t:.2f}' for t in times)} s; median {statistics.median(times):.2f} s "
+          f"(target <= 3 s on two cores); CPU seconds of the process tree: median "
+          f"{statistics.median(CPU_SECONDS[-repeat:]):.2f}")
+
+
+def bench_loop(assignment: str, env: dict[str, str]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        package = with_endless_loop(ROOT / "reference_solutions" / assignment, Path(tmp))
+        seconds, result = run_check([assignment, str(package)], ROOT, env)
+    lines = task_lines(result.stdout)
+    others = {task: line for task, line in lines.items() if task != "kv_cache_bytes"}
+    reported = all(line.rstrip().endswith("passed") for line in others.values())
+    timed_out = "an endless loop?" in lines.get("kv_cache_bytes", "") or "an endless loop?" in result.stdout
+    print(f"endless loop in kv_cache_bytes: {seconds:.2f} s (target <= 15 s; CPU {CPU_SECONDS[-1]:.2f} s); "
+          f"{len(others)} other tasks "
+          f"reported{' and passed' if reported else ' -- NOT all passed'}; the loop "
+          f"{'reported as a timeout' if timed_out else 'NOT reported'}")
+
+
+def bench_release(archive: Path, assignment: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("GRADER_ASSIGNMENTS", "PYTHONPATH")}
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        with zipfile.ZipFile(archive) as bundle:
+            bundle.extractall(tmp)
+        folder = next(Path(tmp).iterdir())
+        env.update(PYTHONPATH=str(folder))
+        _, result = run_check([assignment], folder, env)
+        seconds = time.perf_counter() - started
+    first = next((line for line in result.stdout.splitlines() if task_lines(line)), "no task line")
+    print(f"unzip to first check result: {seconds:.2f} s (target < 60 s plus pip); first line: {first.strip()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--assignment", default="assignment3")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--release", type=Path, help="the student release zip, to time unzip -> first result")
+    args = parser.parse_args()
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus = os.cpu_count() or 1
+    print(f"{cpus} CPUs; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    bench_reference(args.assignment, args.repeat, env)
+    bench_loop(args.assignment, env)
+    if args.release:
+        bench_release(args.release, args.assignment)
+
+
+if __name__ == "__main__":
+    main()
