@@ -261,6 +261,7 @@ def report(gradebook: Path, out: Path, assignment: str | None, figure: bool) -> 
 
 
 # Further commands live in their own modules and register here, one line each.
+from .show.command import show_command; main.add_command(show_command)  # noqa: E402,E702
 
 
 if __name__ == "__main__":

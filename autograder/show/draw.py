@@ -1,0 +1,108 @@
+"""Draw each figure in the trusted parent with matplotlib (Agg) from a probe's decoded outputs, or a placeholder."""
+
+from __future__ import annotations
+
+import textwrap
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display, no GUI toolkit: the parent only writes PNGs
+
+import torch  # noqa: E402
+from matplotlib.figure import Figure as Canvas  # noqa: E402
+
+from .figures import Data, Figure, Notes, Unusable  # noqa: E402
+from .run import OK, ProbeResult  # noqa: E402
+
+DPI = 100
+DRAWN, PLACEHOLDER = "drawn", "placeholder"
+_PLACEHOLDER_COLOURS = {"not implemented": "#f3f3f3", "timeout": "#fdf0dc", "error": "#fbe3e3"}
+
+
+@dataclass
+class Panel:
+    """One figure as drawn for the page.
+
+    Attributes:
+        figure: The declaration.
+        image: The PNG's file name (beside the page).
+        status: ``drawn`` or ``placeholder``.
+        reason: Why a placeholder stands instead of the figure (``""`` when drawn).
+        notes: ``(kind, text)`` observations (kind ``ok``, ``bad`` or ``info``).
+        probe_status: How the probe went (``ok``, ``not implemented``, ``error``, ``timeout``, ``not run``).
+    """
+
+    figure: Figure
+    image: str
+    status: str
+    reason: str = ""
+    notes: list[tuple[str, str]] = field(default_factory=list)
+    probe_status: str = OK
+
+
+def draw_panel(figure: Figure, result: ProbeResult | None, folder: Path) -> Panel:
+    """Draw ``figure`` from its probe's result into ``folder/<name>.png`` (a placeholder if it cannot be drawn).
+
+    Never raises for anything the student's outputs contain: a failing draw becomes a placeholder with the reason.
+    """
+    image = f"{figure.name}.png"
+    result = result or ProbeResult("not run", "the probe did not run")
+    if result.status != OK:
+        reason = _probe_reason(result)
+        _save_placeholder(figure, result.status, reason, folder / image)
+        return Panel(figure, image, PLACEHOLDER, reason, probe_status=result.status)
+    data, notes = Data(result.outputs), Notes()
+    _note_non_finite(data, notes)
+    reason = _draw(figure, data, notes, folder / image)
+    if reason:
+        _save_placeholder(figure, "error", reason, folder / image)
+        return Panel(figure, image, PLACEHOLDER, reason, notes.items)
+    return Panel(figure, image, DRAWN, "", notes.items)
+
+
+def _draw(figure: Figure, data: Data, notes: Notes, path: Path) -> str:
+    """Run the figure's draw function and save the PNG; return why it could not be drawn, or ``""``."""
+    canvas = Canvas(figsize=figure.size, dpi=DPI, layout="constrained")
+    try:
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")  # log axes over zeros, NaN colour limits: the notes say what is odd
+            figure.draw(data, canvas, notes)
+            canvas.savefig(path, dpi=DPI)
+    except Unusable as exc:
+        return f"cannot draw this from your outputs: {exc}"
+    except Exception as exc:  # noqa: BLE001 - odd outputs can trip a draw function; explain, never a traceback
+        return f"cannot draw this from your outputs ({type(exc).__name__}: {str(exc)[:200]})"
+    return ""
+
+
+def _probe_reason(result: ProbeResult) -> str:
+    if result.status == "not implemented":
+        return f"not implemented yet ({result.message})" if result.message else "not implemented yet"
+    if result.status == "timeout":
+        return f"stopped: {result.message}" if result.message else "stopped: it took too long"
+    return result.message or result.status
+
+
+def _note_non_finite(data: Data, notes: Notes) -> None:
+    """Say which tensors hold NaN or infinite values (drawn as gaps), whatever the figure."""
+    for name, value in data.items():
+        if type(value) is torch.Tensor and value.is_floating_point() and value.numel():
+            bad = int((~torch.isfinite(value)).sum())
+            if bad:
+                kinds = " or ".join(k for k, hit in (("NaN", bool(value.isnan().any())),
+                                                     ("infinite", bool(value.isinf().any()))) if hit)
+                notes.bad(f"{name}: {bad} of {value.numel()} values are {kinds} (drawn as gaps)")
+
+
+def _save_placeholder(figure: Figure, status: str, reason: str, path: Path) -> None:
+    """A grey panel saying why the figure is missing, the size of the figure it replaces."""
+    width, _ = figure.size
+    canvas = Canvas(figsize=(width, 1.6), dpi=DPI)
+    canvas.patch.set_facecolor(_PLACEHOLDER_COLOURS.get(status, "#f3f3f3"))
+    wrapped = "\n".join(textwrap.wrap(reason, width=int(width * 12))[:5]) or status
+    canvas.text(0.5, 0.62, figure.title, ha="center", va="center", fontsize=12, weight="bold", color="#555555")
+    canvas.text(0.5, 0.3, wrapped, ha="center", va="center", fontsize=9, color="#333333", wrap=True)
+    canvas.savefig(path, dpi=DPI, facecolor=canvas.get_facecolor())
