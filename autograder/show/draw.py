@@ -4,43 +4,22 @@ from __future__ import annotations
 
 import textwrap
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")  # no display, no GUI toolkit: the parent only writes PNGs
 
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from matplotlib.figure import Figure as Canvas  # noqa: E402
 
 from .figures import Data, Figure, Notes, Unusable  # noqa: E402
+from .panel import DRAWN, PLACEHOLDER, Panel  # noqa: E402
 from .run import OK, ProbeResult  # noqa: E402
 
 DPI = 100
-DRAWN, PLACEHOLDER = "drawn", "placeholder"
 _PLACEHOLDER_COLOURS = {"not implemented": "#f3f3f3", "timeout": "#fdf0dc", "error": "#fbe3e3"}
-
-
-@dataclass
-class Panel:
-    """One figure as drawn for the page.
-
-    Attributes:
-        figure: The declaration.
-        image: The PNG's file name (beside the page).
-        status: ``drawn`` or ``placeholder``.
-        reason: Why a placeholder stands instead of the figure (``""`` when drawn).
-        notes: ``(kind, text)`` observations (kind ``ok``, ``bad`` or ``info``).
-        probe_status: How the probe went (``ok``, ``not implemented``, ``error``, ``timeout``, ``not run``).
-    """
-
-    figure: Figure
-    image: str
-    status: str
-    reason: str = ""
-    notes: list[tuple[str, str]] = field(default_factory=list)
-    probe_status: str = OK
 
 
 def draw_panel(figure: Figure, result: ProbeResult | None, folder: Path) -> Panel:
@@ -54,7 +33,7 @@ def draw_panel(figure: Figure, result: ProbeResult | None, folder: Path) -> Pane
         reason = _probe_reason(result)
         _save_placeholder(figure, result.status, reason, folder / image)
         return Panel(figure, image, PLACEHOLDER, reason, probe_status=result.status)
-    data, notes = Data(result.outputs), Notes()
+    data, notes = Data(_as_tensors(result.outputs)), Notes()
     _note_non_finite(data, notes)
     reason = _draw(figure, data, notes, folder / image)
     if reason:
@@ -78,9 +57,16 @@ def _draw(figure: Figure, data: Data, notes: Notes, path: Path) -> str:
     return ""
 
 
+def _as_tensors(outputs: dict) -> dict:
+    """NumPy outputs (decoded as plain numeric arrays) as tensors, so figures handle both alike."""
+    return {name: torch.from_numpy(value.copy()) if isinstance(value, np.ndarray) else value
+            for name, value in outputs.items()}
+
+
 def _probe_reason(result: ProbeResult) -> str:
     if result.status == "not implemented":
-        return f"not implemented yet ({result.message})" if result.message else "not implemented yet"
+        where = result.message.removeprefix("NotImplementedError").strip(" :")
+        return f"not implemented yet: {where}" if where else "not implemented yet"
     if result.status == "timeout":
         return f"stopped: {result.message}" if result.message else "stopped: it took too long"
     return result.message or result.status

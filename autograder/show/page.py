@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from .draw import DRAWN, Panel
+from .panel import DRAWN, Panel
 
 MARKS = {"ok": "✓", "bad": "✗", "info": "•"}
 # Marks images that did not load, and records load results and script errors on <html> (the browser test reads

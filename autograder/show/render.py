@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import queue
 import shutil
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,9 +12,12 @@ from ..assignment import Assignment, load_assignment
 from ..errors import GraderError
 from ..submission import find_package
 from .catalog import Catalog, load_catalog
-from .draw import DRAWN, Panel, draw_panel
+from .figures import Figure
 from .page import PageInfo, render_page, write_page
-from .run import RunOutcome, run_probes
+from .panel import DRAWN, Panel
+from .run import ProbeResult, RunOutcome, run_probes
+
+POLL_SECONDS = 0.2
 
 EXPECTED_SUBFOLDER = "expected"
 
@@ -98,14 +103,41 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
     if folder == work or work in folder.parents:
         raise GraderError(f"refusing to write the figures into the work itself ({work}); choose another --out")
     _prepare_folder(folder, catalog)
-    outcome = run_probes(spec, catalog, work, workers)
-    panels = [draw_panel(figure, outcome.probes.get(figure.probe.name), folder) for figure in catalog.figures]
+    arrived: queue.SimpleQueue[tuple[str, ProbeResult]] = queue.SimpleQueue()
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(run_probes, spec, catalog, work, workers, lambda *item: arrived.put(item))
+        drawn = _draw_as_they_arrive(catalog, arrived, running, folder)
+    outcome = running.result()
+    panels = [drawn.get(figure.name) or _draw(figure, outcome.probes.get(figure.probe.name), folder)
+              for figure in catalog.figures]
     show_expected = catalog.show_expected if expected is None else expected
     beside = _copy_expected(catalog, folder) if show_expected else {}
     info = PageInfo(assignment=spec.name, title=spec.title, source=str(work), isolation=outcome.isolation,
                     notes=tuple(outcome.notes), printed=outcome.printed, seconds=outcome.seconds)
     page = write_page(folder, render_page(info, panels, beside))
     return Rendered(folder=folder, page=page, panels=panels, outcome=outcome)
+
+
+def _draw_as_they_arrive(catalog: Catalog, arrived: "queue.SimpleQueue[tuple[str, ProbeResult]]",
+                         running: Future, folder: Path) -> dict[str, Panel]:
+    """Draw each figure as soon as its probe's result arrives, while the slower probes still run (the parent's
+    drawing overlaps the sandbox's work instead of following it)."""
+    drawn: dict[str, Panel] = {}
+    while True:
+        try:
+            name, result = arrived.get(timeout=POLL_SECONDS)
+        except queue.Empty:
+            if running.done() and arrived.empty():
+                return drawn
+            continue
+        for figure in (f for f in catalog.figures if f.probe.name == name):
+            drawn[figure.name] = _draw(figure, result, folder)
+
+
+def _draw(figure: Figure, result: ProbeResult | None, folder: Path) -> Panel:
+    from .draw import draw_panel  # matplotlib loads here, once the workers are starting
+
+    return draw_panel(figure, result, folder)
 
 
 def _prepare_folder(folder: Path, catalog: Catalog) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import queue
+from collections.abc import Callable
 import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -107,9 +108,10 @@ class _FigureJobs(Grader):
 
         return verify
 
-    def run_task(self, task: Task, prepared: Any, broken: dict[str, str], printed: list[str],
-                 zygote: Zygote) -> dict[str, ProbeResult]:
-        """Run a pseudo-task's probes; a probe that hangs or crashes costs itself only (the rest get a fresh job)."""
+    def run_task(self, task: Task, prepared: Any, broken: dict[str, str], printed: list[str], zygote: Zygote,
+                 on_result: Callable[[str, ProbeResult], None] | None = None) -> dict[str, ProbeResult]:
+        """Run a pseudo-task's probes; a probe that hangs or crashes costs itself only (the rest get a fresh job).
+        ``on_result(name, result)`` hears of each probe as soon as its job ends (the parent draws meanwhile)."""
         pending = [(check, derive_seed(self.assignment.seed, check.name)) for check in self.checks[task.id]]
         results: dict[str, ProbeResult] = {}
         while pending:
@@ -119,11 +121,14 @@ class _FigureJobs(Grader):
                 status = _STATUS.get(result.status, "error")
                 outputs = self.captured.pop(name, {}) if status == OK else {}
                 results[name] = ProbeResult(status, "" if status == OK else result.message, outputs, result.seconds)
+                if on_result is not None:
+                    on_result(name, results[name])
             pending = pending[len(done):]
         return results
 
 
-def run_probes(assignment: Assignment, catalog: Catalog, submission: Path, workers: int = 2) -> RunOutcome:
+def run_probes(assignment: Assignment, catalog: Catalog, submission: Path, workers: int = 2,
+               on_result: Callable[[str, ProbeResult], None] | None = None) -> RunOutcome:
     """Run every probe of ``catalog`` on ``submission`` in the sandbox.
 
     Args:
@@ -131,6 +136,7 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path, worke
         catalog: Its figures.
         submission: The student's package folder (or a folder holding it, or a zip).
         workers: Sandboxed workers running probes in parallel (the longest probe starts first).
+        on_result: Called (from a worker thread) with each probe's name and result as soon as it is known.
 
     Returns:
         The outcome of every probe.
@@ -147,7 +153,7 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path, worke
         try:
             printed: list[str] = []
             broken = jobs._probe_imports(prepared, printed)
-            probes = _serve(jobs, prepared, broken, printed)
+            probes = _serve(jobs, prepared, broken, printed, on_result)
             notes = [f"missing file: {name}" for name in prepared.missing]
             notes += [f"{module}.py could not be imported: {reason}" for module, reason in broken.items()
                       if f"{module}.py" not in prepared.missing]
@@ -162,7 +168,8 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path, worke
                       isolation=isolation, seconds=round(time.monotonic() - started, 2))
 
 
-def _serve(jobs: _FigureJobs, prepared: Any, broken: dict[str, str], printed: list[str]) -> dict[str, ProbeResult]:
+def _serve(jobs: _FigureJobs, prepared: Any, broken: dict[str, str], printed: list[str],
+           on_result: Callable[[str, ProbeResult], None] | None) -> dict[str, ProbeResult]:
     """Run the pseudo-tasks on every zygote, longest timeout first (the started zygote takes the first)."""
     pending: queue.SimpleQueue[Task] = queue.SimpleQueue()
     for task in sorted(jobs.tasks, key=lambda t: -t.timeout):
@@ -176,7 +183,7 @@ def _serve(jobs: _FigureJobs, prepared: Any, broken: dict[str, str], printed: li
             except queue.Empty:
                 return
             try:
-                results.update(jobs.run_task(task, prepared, broken, printed, zygote))
+                results.update(jobs.run_task(task, prepared, broken, printed, zygote, on_result))
             except WorkerDied:
                 pending.put(task)  # this worker is gone; another one runs it
                 return
