@@ -19,6 +19,7 @@ from .panel import DRAWN, PLACEHOLDER, Panel  # noqa: E402
 from .run import OK, ProbeResult  # noqa: E402
 
 DPI = 100
+HUGE = 1e100  # matplotlib's axes overflow far below float64's limit
 _PLACEHOLDER_COLOURS = {"not implemented": "#f3f3f3", "timeout": "#fdf0dc", "error": "#fbe3e3"}
 
 
@@ -53,8 +54,20 @@ def _draw(figure: Figure, data: Data, notes: Notes, path: Path) -> str:
     except Unusable as exc:
         return f"cannot draw this from your outputs: {exc}"
     except Exception as exc:  # noqa: BLE001 - odd outputs can trip a draw function; explain, never a traceback
-        return f"cannot draw this from your outputs ({type(exc).__name__}: {str(exc)[:200]})"
+        largest = _largest(data)
+        huge = f"values as large as {largest:.3g} are beyond what a plot can show; " if largest > HUGE else ""
+        return f"cannot draw this from your outputs: {huge}{type(exc).__name__}: {str(exc)[:200]}"
     return ""
+
+
+def _largest(data: Data) -> float:
+    """The largest finite magnitude among the outputs' tensors (0 if none)."""
+    largest = 0.0
+    for value in data.values():
+        if type(value) is torch.Tensor and value.is_floating_point() and value.numel():
+            finite = value[torch.isfinite(value)]
+            largest = max(largest, float(finite.abs().max())) if finite.numel() else largest
+    return largest
 
 
 def _as_tensors(outputs: dict) -> dict:

@@ -78,6 +78,7 @@ def render_page(info: PageInfo, panels: list[Panel], expected: dict[str, str]) -
         The page's text.
     """
     drawn = sum(panel.status == DRAWN for panel in panels)
+    # The policy allows this one script by its hash (the element's exact text) and images beside the page only.
     script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
     policy = f"default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; script-src 'sha256-{script_hash}'"
     head = (f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -95,7 +96,7 @@ def render_page(info: PageInfo, panels: list[Panel], expected: dict[str, str]) -
     sections = "".join(_section(panel, expected.get(panel.figure.name)) for panel in panels)
     printed = (f"<details><summary>What your code printed</summary><pre>{escape(info.printed)}</pre></details>\n"
                if info.printed.strip() else "")
-    return head + intro + summary + sections + printed + f"<script>\n{SCRIPT}\n</script>\n</body>\n</html>\n"
+    return head + intro + summary + sections + printed + f"<script>{SCRIPT}</script>\n</body>\n</html>\n"
 
 
 def _section(panel: Panel, expected: str | None) -> str:

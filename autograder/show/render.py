@@ -79,7 +79,7 @@ def default_folder(assignment: Assignment, work: Path) -> Path:
 
 
 def render_figures(assignment: Assignment | str, path: Path | str | None = None, out: Path | str | None = None,
-                   expected: bool | None = None, workers: int = 2) -> Rendered:
+                   expected: bool | None = None, workers: int = 2, expected_folder: Path | None = None) -> Rendered:
     """Run the assignment's figure probes on the student's code in the sandbox and draw the page.
 
     Args:
@@ -89,6 +89,7 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
         expected: Place the expected figures beside the student's (default: the manifest's ``show_expected``;
             only where the pre-rendered PNGs exist).
         workers: Sandboxed workers.
+        expected_folder: Where the expected PNGs are (default: the manifest's ``expected`` folder).
 
     Returns:
         What was written.
@@ -111,7 +112,7 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
     panels = [drawn.get(figure.name) or _draw(figure, outcome.probes.get(figure.probe.name), folder)
               for figure in catalog.figures]
     show_expected = catalog.show_expected if expected is None else expected
-    beside = _copy_expected(catalog, folder) if show_expected else {}
+    beside = _copy_expected(expected_folder or catalog.expected, catalog, folder) if show_expected else {}
     info = PageInfo(assignment=spec.name, title=spec.title, source=str(work), isolation=outcome.isolation,
                     notes=tuple(outcome.notes), printed=outcome.printed, seconds=outcome.seconds)
     page = write_page(folder, render_page(info, panels, beside))
@@ -148,11 +149,11 @@ def _prepare_folder(folder: Path, catalog: Catalog) -> None:
     shutil.rmtree(folder / EXPECTED_SUBFOLDER, ignore_errors=True)
 
 
-def _copy_expected(catalog: Catalog, folder: Path) -> dict[str, str]:
+def _copy_expected(expected: Path, catalog: Catalog, folder: Path) -> dict[str, str]:
     """Copy the pre-rendered expected PNGs beside the page; figure name to the relative path of each one found."""
     found: dict[str, str] = {}
     for figure in catalog.figures:
-        source = catalog.expected / f"{figure.name}.png"
+        source = expected / f"{figure.name}.png"
         if source.is_file() and not source.is_symlink():
             target = folder / EXPECTED_SUBFOLDER / source.name
             target.parent.mkdir(exist_ok=True)
