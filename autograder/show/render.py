@@ -7,6 +7,7 @@ import shutil
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..assignment import Assignment, load_assignment
 from ..errors import GraderError
@@ -16,6 +17,9 @@ from .figures import Figure
 from .page import PageInfo, render_page, write_page
 from .panel import DRAWN, Panel
 from .run import ProbeResult, RunOutcome, run_probes
+
+if TYPE_CHECKING:
+    from ..sandbox import Zygote
 
 POLL_SECONDS = 0.2
 
@@ -79,7 +83,8 @@ def default_folder(assignment: Assignment, work: Path) -> Path:
 
 
 def render_figures(assignment: Assignment | str, path: Path | str | None = None, out: Path | str | None = None,
-                   expected: bool | None = None, workers: int = 2, expected_folder: Path | None = None) -> Rendered:
+                   expected: bool | None = None, workers: int = 2, expected_folder: Path | None = None,
+                   zygotes: list[Zygote] | None = None) -> Rendered:
     """Run the assignment's figure probes on the student's code in the sandbox and draw the page.
 
     Args:
@@ -90,6 +95,7 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
             only where the pre-rendered PNGs exist).
         workers: Sandboxed workers.
         expected_folder: Where the expected PNGs are (default: the manifest's ``expected`` folder).
+        zygotes: Sandboxed workers already started (``grade-all``'s), left running; new ones by default.
 
     Returns:
         What was written.
@@ -106,7 +112,7 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
     _prepare_folder(folder, catalog)
     arrived: queue.SimpleQueue[tuple[str, ProbeResult]] = queue.SimpleQueue()
     with ThreadPoolExecutor(1) as pool:
-        running = pool.submit(run_probes, spec, catalog, work, workers, lambda *item: arrived.put(item))
+        running = pool.submit(run_probes, spec, catalog, work, workers, lambda *item: arrived.put(item), zygotes)
         drawn = _draw_as_they_arrive(catalog, arrived, running, folder)
     outcome = running.result()
     panels = [drawn.get(figure.name) or _draw(figure, outcome.probes.get(figure.probe.name), folder)

@@ -128,7 +128,8 @@ class _FigureJobs(Grader):
 
 
 def run_probes(assignment: Assignment, catalog: Catalog, submission: Path, workers: int = 2,
-               on_result: Callable[[str, ProbeResult], None] | None = None) -> RunOutcome:
+               on_result: Callable[[str, ProbeResult], None] | None = None,
+               zygotes: list[Zygote] | None = None) -> RunOutcome:
     """Run every probe of ``catalog`` on ``submission`` in the sandbox.
 
     Args:
@@ -137,6 +138,8 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path, worke
         submission: The student's package folder (or a folder holding it, or a zip).
         workers: Sandboxed workers running probes in parallel (the longest probe starts first).
         on_result: Called (from a worker thread) with each probe's name and result as soon as it is known.
+        zygotes: Workers already started (e.g. by ``grade-all``) to use instead of starting ``workers`` new ones;
+            they are left running.
 
     Returns:
         The outcome of every probe.
@@ -146,7 +149,10 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path, worke
     """
     started = time.monotonic()
     scratch = new_scratch(prefix="grader-show-")
-    zygotes = start_zygotes(workers, scratch, eager=1, warm_up=False, protect=[assignment.root, assignment.reference])
+    borrowed = zygotes is not None
+    if zygotes is None:
+        zygotes = start_zygotes(workers, scratch, eager=1, warm_up=False,
+                                protect=[assignment.root, assignment.reference])
     jobs = _FigureJobs(assignment, catalog, zygotes, scratch)
     try:
         prepared = prepare_submission(Path(submission), assignment, new_scratch(prefix="grader-show-work-"))
@@ -161,7 +167,10 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path, worke
         finally:
             shutil.rmtree(prepared.workdir, ignore_errors=True)
     finally:
-        jobs.close()
+        if borrowed:
+            shutil.rmtree(scratch, ignore_errors=True)
+        else:
+            jobs.close()
     limit = assignment.max_output_bytes
     text = "\n".join(printed)
     return RunOutcome(probes=probes, notes=notes, printed=text[:limit] + ("\n[truncated]" if len(text) > limit else ""),
