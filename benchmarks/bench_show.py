@@ -45,12 +45,12 @@ def _tree_rss(root: int) -> int:
         parents[int(entry)] = int(fields[1])
         rss[int(entry)] = int(fields[21]) * PAGE_SIZE
     total = 0
-    for pid in rss:
+    for pid, resident in rss.items():
         ancestor = pid
         while ancestor not in (0, 1, root) and ancestor in parents:
             ancestor = parents[ancestor]
         if ancestor == root:
-            total += rss[pid]
+            total += resident
     return total
 
 

@@ -1,4 +1,4 @@
-"""`grader show`: declarations, graceful drawing, the page, and real runs in the sandbox opened in a headless browser."""
+"""`grader show`: declarations, graceful drawing, the page, real runs in the sandbox opened in a headless browser."""
 
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ def test_nan_outputs_are_drawn_with_a_note(a3_catalog, tmp_path):
     result = ProbeResult("ok", outputs={"weights": weights, "causal weights": causal})
     panel = draw_panel(_figure(a3_catalog, "attention_weights"), result, tmp_path)
     assert panel.status == DRAWN and (tmp_path / panel.image).stat().st_size > 1000
-    assert ("bad", "causal weights: 1 of 36 values are NaN (drawn as gaps)") in panel.notes
+    assert ("bad", "causal weights: 1 of 36 values are NaN (magenta cells in maps, gaps in curves)") in panel.notes
 
 
 def test_a_mask_that_lets_queries_see_the_future_is_named(a3_catalog, tmp_path):
@@ -182,7 +182,8 @@ def _browse(page: Path, scratch: Path) -> tuple[list[int], int, Path]:
     profile = scratch / "profile"
     profile.mkdir(parents=True)
     base = [CHROMIUM, *BROWSER_FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=5000"]
-    dom = subprocess.run(base + ["--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    dom = subprocess.run(base + ["--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120,
+                         check=False).stdout
     tag = re.search(r"<html[^>]*>", dom)
     assert tag, f"no page in the browser's DOM: {dom[:200]!r}"
     widths = re.search(r'data-images="([0-9,]*)"', tag.group(0))
@@ -190,7 +191,7 @@ def _browse(page: Path, scratch: Path) -> tuple[list[int], int, Path]:
     assert widths and errors, f"the page's script did not run: {tag.group(0)}"
     shot = scratch / "screenshot.png"
     subprocess.run(base + [f"--screenshot={shot}", "--window-size=1200,1600", page.as_uri()], capture_output=True,
-                   timeout=120)
+                   timeout=120, check=False)
     return [int(w) for w in widths.group(1).split(",") if w], int(errors.group(1)), shot
 
 
@@ -221,7 +222,8 @@ def test_reference_page_draws_every_figure_as_the_notes_describe(reference_page,
     assert not [text for panel in reference_page.panels for kind, text in panel.notes if kind == "bad"]
     for expected in ("causal: above the diagonal exactly zero — no query sees the future",
                      "continuation of 3 5: 7 9 1 3 5 7 9 1", "continuation of 8 1: 4 7 0 3 6 9",
-                     "without the cache: n(n+1)/2 rows (78 for 12 tokens)", "4096 tokens with 32 key-value heads: 2 GiB",
+                     "without the cache: n(n+1)/2 rows (78 for 12 tokens)",
+                     "4096 tokens with 32 key-value heads: 2 GiB",
                      "all 8 maps: above the diagonal exactly zero — no query sees the future"):
         assert expected in notes
     assert reference_page.outcome.isolation
@@ -246,11 +248,11 @@ def _broken_submission(reference: Path, folder: Path) -> Path:
     edits = {
         "attention.py": ("    n, m = q.shape[-2], k.shape[-2]\n",
                          "    n, m = q.shape[-2], k.shape[-2]\n    while q.shape[-3:] == (1, 6, 8):\n        pass\n"),
-        "positions.py": ("    return table.to(torch.float32)", "    table[7, 5] = float('nan')\n"
-                         "    return table.to(torch.float32)"),
+        "positions.py": ("    return table.to(torch.float32)",
+                         ("    table[7, 5] = float('nan')\n    return table.to(torch.float32)")),
         "kv_cache.py": ("    return torch.cat(outputs, dim=1)\n    ### END SOLUTION\n\n\ndef decode_without_cache",
-                        "    return torch.cat(outputs, dim=1)[:, -1:]\n    ### END SOLUTION\n\n\n"
-                        "def decode_without_cache"),
+                        ("    return torch.cat(outputs, dim=1)[:, -1:]\n    ### END SOLUTION\n\n\n"
+                         "def decode_without_cache")),
     }
     for name, (old, new) in edits.items():
         text = (package / name).read_text()

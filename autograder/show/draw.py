@@ -10,15 +10,16 @@ import matplotlib
 
 matplotlib.use("Agg")  # no display, no GUI toolkit: the parent only writes PNGs
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-from matplotlib.figure import Figure as Canvas  # noqa: E402
+import numpy as np
+import torch
+from matplotlib.figure import Figure as Canvas
 
-from .figures import Data, Figure, Notes, Unusable  # noqa: E402
-from .panel import DRAWN, PLACEHOLDER, Panel  # noqa: E402
-from .run import OK, ProbeResult  # noqa: E402
+from .figures import Data, Figure, Notes, Unusable
+from .panel import DRAWN, PLACEHOLDER, Panel
+from .run import OK, ProbeResult
 
 DPI = 100
+NAN_COLOUR = "#ff4fd8"
 HUGE = 1e100  # matplotlib's axes overflow far below float64's limit
 _PLACEHOLDER_COLOURS = {"not implemented": "#f3f3f3", "timeout": "#fdf0dc", "error": "#fbe3e3"}
 
@@ -35,8 +36,8 @@ def draw_panel(figure: Figure, result: ProbeResult | None, folder: Path) -> Pane
         _save_placeholder(figure, result.status, reason, folder / image)
         return Panel(figure, image, PLACEHOLDER, reason, probe_status=result.status)
     data, notes = Data(_as_tensors(result.outputs)), Notes()
-    _note_non_finite(data, notes)
     reason = _draw(figure, data, notes, folder / image)
+    notes.items[:0] = _non_finite(data)
     if reason:
         _save_placeholder(figure, "error", reason, folder / image)
         return Panel(figure, image, PLACEHOLDER, reason, notes.items)
@@ -50,6 +51,7 @@ def _draw(figure: Figure, data: Data, notes: Notes, path: Path) -> str:
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore")  # log axes over zeros, NaN colour limits: the notes say what is odd
             figure.draw(data, canvas, notes)
+            _show_missing_cells(canvas)
             canvas.savefig(path, dpi=DPI)
     except Unusable as exc:
         return f"cannot draw this from your outputs: {exc}"
@@ -58,6 +60,13 @@ def _draw(figure: Figure, data: Data, notes: Notes, path: Path) -> str:
         huge = f"values as large as {largest:.3g} are beyond what a plot can show; " if largest > HUGE else ""
         return f"cannot draw this from your outputs: {huge}{type(exc).__name__}: {str(exc)[:200]}"
     return ""
+
+
+def _show_missing_cells(canvas: Canvas) -> None:
+    """NaN cells of every image in a colour no colour map uses (matplotlib leaves them blank, like zeros)."""
+    for ax in canvas.axes:
+        for image in ax.images:
+            image.set_cmap(image.get_cmap().with_extremes(bad=NAN_COLOUR))
 
 
 def _largest(data: Data) -> float:
@@ -85,15 +94,19 @@ def _probe_reason(result: ProbeResult) -> str:
     return result.message or result.status
 
 
-def _note_non_finite(data: Data, notes: Notes) -> None:
-    """Say which tensors hold NaN or infinite values (drawn as gaps), whatever the figure."""
-    for name, value in data.items():
+def _non_finite(data: Data) -> list[tuple[str, str]]:
+    """Notes on the outputs the figure read that hold NaN or infinite values (drawn as gaps), whatever the figure."""
+    notes = Notes()
+    for name in data.used:
+        value = data.get(name)
         if type(value) is torch.Tensor and value.is_floating_point() and value.numel():
             bad = int((~torch.isfinite(value)).sum())
             if bad:
                 kinds = " or ".join(k for k, hit in (("NaN", bool(value.isnan().any())),
                                                      ("infinite", bool(value.isinf().any()))) if hit)
-                notes.bad(f"{name}: {bad} of {value.numel()} values are {kinds} (drawn as gaps)")
+                notes.bad(f"{name}: {bad} of {value.numel()} values are {kinds} "
+                          f"(magenta cells in maps, gaps in curves)")
+    return notes.items
 
 
 def _save_placeholder(figure: Figure, status: str, reason: str, path: Path) -> None:

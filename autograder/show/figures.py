@@ -1,4 +1,4 @@
-"""The vocabulary of an assignment's figure files: ``@probe`` (runs in the sandbox) and ``@figure`` (draws in the parent).
+"""The vocabulary of figure files: ``@probe`` (runs in the sandbox) and ``@figure`` (draws in the parent).
 
 A figure file (``assignments/<a>/figures/*.py``, listed under ``[figures]`` in ``assignment.toml``) is plain Python::
 
@@ -30,8 +30,8 @@ nothing of the grader but :mod:`autograder.probe`, which the worker already hold
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -92,7 +92,7 @@ class Figure:
     probe: Probe
     title: str
     caption: str
-    draw: Callable[["Data", Any, "Notes"], None]
+    draw: Callable[[Data, Any, Notes], None]
     size: tuple[float, float] = (8.0, 3.6)
 
 
@@ -176,6 +176,7 @@ class Data(Mapping[str, Any]):
 
     def __init__(self, outputs: Mapping[str, Any]) -> None:
         self._outputs = dict(outputs)
+        self.used: list[str] = []  # the outputs a figure read, in order (what the generic notes speak of)
 
     def __getitem__(self, name: str) -> Any:
         return self._outputs[name]
@@ -187,6 +188,8 @@ class Data(Mapping[str, Any]):
         return len(self._outputs)
 
     def _get(self, name: str) -> Any:
+        if name not in self.used:
+            self.used.append(name)
         if name not in self._outputs:
             raise Unusable(f"{name}: no such output came back")
         return self._outputs[name]

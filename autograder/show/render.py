@@ -125,7 +125,7 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
     return Rendered(folder=folder, page=page, panels=panels, outcome=outcome)
 
 
-def _draw_as_they_arrive(catalog: Catalog, arrived: "queue.SimpleQueue[tuple[str, ProbeResult]]",
+def _draw_as_they_arrive(catalog: Catalog, arrived: queue.SimpleQueue[tuple[str, ProbeResult]],
                          running: Future, folder: Path) -> dict[str, Panel]:
     """Draw each figure as soon as its probe's result arrives, while the slower probes still run (the parent's
     drawing overlaps the sandbox's work instead of following it)."""

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import itertools
 import queue
-from collections.abc import Callable
 import shutil
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path

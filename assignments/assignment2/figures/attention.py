@@ -62,7 +62,8 @@ def soft_attention_weights(data, fig, notes):
     _rows_sum_to_one(notes, weights, "weights")
     expected = torch.tensor(NOTES_WEIGHTS, dtype=torch.float64)
     notes.check(bool(torch.allclose(weights, expected, atol=5e-4)),
-                f"weights {', '.join(f'{w:.3f}' for w in weights.tolist())}: h3 the largest, about 0.52, as in the notes",
+                f"weights {', '.join(f'{w:.3f}' for w in weights.tolist())}: h3 the largest, about 0.52, as in "
+                f"the notes",
                 f"weights {', '.join(f'{w:.3g}' for w in weights.tolist())}, the notes give 0.282, 0.193, 0.525 "
                 f"(scores are plain dot products h_i · q, no scaling)")
     average = weights @ states
@@ -99,7 +100,8 @@ def self_attention_weights(data, fig, notes):
     formula = torch.softmax(scores, dim=-1)
     worst = float((weights - formula).abs().nan_to_num(nan=float("inf")).max())
     notes.check(worst < 1e-6, "the weights are softmax(X Xᵀ) over the last axis (no scaling)",
-                f"the weights differ from softmax(X Xᵀ) by up to {worst:.3g} (no scaling, softmax over the last axis)")
+                f"the weights differ from softmax(X Xᵀ) by up to {worst:.3g} (no scaling, softmax over the last "
+                f"axis)")
     notes.check(bool(torch.allclose(Z, weights @ X, atol=1e-6)), "Z = weights · X",
                 "Z is not weights · X")
 

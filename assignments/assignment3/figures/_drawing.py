@@ -35,7 +35,8 @@ def rows_sum_to_one(notes, weights, what, tolerance=1e-4):
     sums = weights.sum(-1)
     worst = float((sums - 1).abs().nan_to_num(nan=float("inf")).max())
     return notes.check(worst <= tolerance, f"{what}: every row sums to 1",
-                       f"{what}: rows sum to {float(sums.min()):.3g} … {float(sums.max()):.3g}, not 1 — the softmax "
+                       f"{what}: rows sum to {float(sums.min()):.3g} … {float(sums.max()):.3g}, not 1 — the "
+                       f"softmax "
                        f"must run over the keys (the last dimension)")
 
 

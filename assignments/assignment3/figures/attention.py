@@ -72,7 +72,8 @@ def heads(data, fig, notes):
     expected = x.reshape(TOKENS, HEADS, -1).transpose(0, 1)
     wrong = [h for h in range(HEADS) if not torch.equal(split[h], expected[h])]
     notes.check(not wrong, "head h holds features 8h … 8h + 7 of every token",
-                f"heads {wrong[:4]} do not hold features 8h … 8h + 7 of every token (a reshape without the transpose, "
+                f"heads {wrong[:4]} do not hold features 8h … 8h + 7 of every token (a reshape without the "
+                f"transpose, "
                 f"or the wrong order of dimensions)" if wrong else "")
     notes.check(torch.equal(merged, x), "merge_heads(split_heads(x, 8)) gives x back exactly",
                 f"merge_heads(split_heads(x, 8)) differs from x by up to {float((merged - x).abs().max()):.3g}")

@@ -4,7 +4,7 @@ attention maps on a progression and greedy continuations."""
 import math
 
 import torch
-from _drawing import attempt, heatmap, need, nothing_above_diagonal, rows_sum_to_one
+from _drawing import attempt, need, nothing_above_diagonal, rows_sum_to_one
 
 from autograder.show.figures import Unusable, figure, probe
 
@@ -72,7 +72,7 @@ def loss_curve(data, fig, notes):
 def attention_maps(data, fig, notes):
     need(data, "maps")
     maps = [data.tensor(f"maps[{block}]", shape=(1, 4, len(SEQUENCE), len(SEQUENCE)))[0] for block in range(2)]
-    if f"maps[2]" in data:
+    if "maps[2]" in data:
         notes.bad("attention_maps returned more than two maps (one per block expected)")
     axes = fig.subplots(2, 4)
     labels = [str(token) for token in SEQUENCE]
