@@ -7,7 +7,8 @@ Run from the repository root::
 
 Each run is a fresh ``grader show`` process (as a student runs it: interpreter start, imports, the sandboxed
 workers' start, every probe including the short training run, drawing and the page). Reported per run: wall
-seconds, the peak RSS of the largest single process (the grader or a worker: ``getrusage``), and the peak of
+seconds, CPU seconds of every process (user + system: the work itself, whatever the machine's load), the peak RSS
+of the largest single process (the grader or a worker: ``getrusage``), and the peak of
 the whole process tree's RSS summed (sampled every 50 ms); then the medians, against the target (20 s). The load
 average is printed too: the machine is shared, and a busy one is slower.
 """
@@ -58,7 +59,8 @@ def run_once(assignment: str, path: Path, out: Path) -> dict[str, float | str]:
     """One fresh ``grader show`` process; its wall time, memory and the summary line it printed."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     command = [sys.executable, "-m", "autograder.cli", "show", assignment, str(path), "--out", str(out)]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before, cpu_before = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
     started = time.monotonic()
     process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak_tree = 0
@@ -78,8 +80,9 @@ def run_once(assignment: str, path: Path, out: Path) -> dict[str, float | str]:
     sampler.join()
     if process.returncode != 0:
         raise SystemExit(f"grader show failed ({process.returncode}): {stderr.strip()[-400:]}")
-    largest = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB; the largest process waited for so far
-    return {"wall": wall, "largest_mb": max(largest, before) / 1024, "tree_mb": peak_tree / 2**20,
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # the largest process waited for so far (KiB), CPU of all
+    cpu = usage.ru_utime + usage.ru_stime - cpu_before
+    return {"wall": wall, "cpu": cpu, "largest_mb": max(usage.ru_maxrss, before) / 1024, "tree_mb": peak_tree / 2**20,
             "summary": stdout.strip().splitlines()[0] if stdout.strip() else ""}
 
 
@@ -97,13 +100,14 @@ def main() -> None:
         for index in range(args.repeat):
             run = run_once(args.assignment, path, Path(scratch) / f"run-{index}")
             runs.append(run)
-            print(f"  run {index + 1}: {run['wall']:.1f} s wall, largest process {run['largest_mb']:.0f} MB, "
+            print(f"  run {index + 1}: {run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU (all processes), largest process {run['largest_mb']:.0f} MB, "
                   f"process tree {run['tree_mb']:.0f} MB  [{run['summary']}]")
     wall = statistics.median(r["wall"] for r in runs)
+    cpu = statistics.median(r["cpu"] for r in runs)
     tree = statistics.median(r["tree_mb"] for r in runs)
     largest = max(r["largest_mb"] for r in runs)
     verdict = "meets" if wall <= TARGET_SECONDS else "misses"
-    print(f"median wall {wall:.1f} s ({verdict} the {TARGET_SECONDS:g} s target); peak memory: largest process "
+    print(f"median wall {wall:.1f} s ({verdict} the {TARGET_SECONDS:g} s target), CPU {cpu:.1f} s; peak memory: largest process "
           f"{largest:.0f} MB, whole tree {tree:.0f} MB (median); load average now "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

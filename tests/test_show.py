@@ -7,6 +7,7 @@ import math
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -232,7 +233,9 @@ def test_reference_page_draws_every_figure_as_the_notes_describe(reference_page,
 
 @pytest.mark.slow
 def test_untouched_template_gives_placeholders_saying_not_implemented(a3, tmp_path):
+    before = set(Path(tempfile.gettempdir()).glob("grader-show*"))
     rendered = render_figures(a3, REPO / "student_template" / "assignment3", tmp_path / "figures", expected=False)
+    assert set(Path(tempfile.gettempdir()).glob("grader-show*")) == before  # no scratch folder left behind
     assert rendered.drawn == 0
     assert all(p.probe_status == "not implemented" and p.reason.startswith("not implemented yet")
                for p in rendered.panels)

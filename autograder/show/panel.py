@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from .figures import Figure
+if TYPE_CHECKING:  # the figures API imports torch; the page and the command need not
+    from .figures import Figure
 
 DRAWN, PLACEHOLDER = "drawn", "placeholder"
 OK = "ok"

@@ -12,14 +12,17 @@ from typing import TYPE_CHECKING
 from ..assignment import Assignment, load_assignment
 from ..errors import GraderError
 from ..submission import find_package
-from .catalog import Catalog, load_catalog
-from .figures import Figure
 from .page import PageInfo, render_page, write_page
 from .panel import DRAWN, Panel
-from .run import ProbeResult, RunOutcome, run_probes
+from .run import ProbeResult, RunOutcome, run_probes, start_workers, stop_workers
 
 if TYPE_CHECKING:
     from ..sandbox import Zygote
+    from .catalog import Catalog
+    from .figures import Figure
+
+# Importing this module does not import torch or matplotlib: render_figures starts the sandboxed workers first, so
+# the parent's heavy imports (the catalog, the drawing) overlap the workers' own start.
 
 POLL_SECONDS = 0.2
 
@@ -104,17 +107,25 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
         GraderError: On bad input (unknown assignment, no figures declared, missing path, no package there).
     """
     spec = _resolve(assignment)
-    catalog = load_catalog(spec)
     work = locate(spec, Path(path) if path is not None else None)
     folder = Path(out).expanduser().resolve() if out is not None else default_folder(spec, work)
     if folder == work or work in folder.parents:
         raise GraderError(f"refusing to write the figures into the work itself ({work}); choose another --out")
-    _prepare_folder(folder, catalog)
-    arrived: queue.SimpleQueue[tuple[str, ProbeResult]] = queue.SimpleQueue()
-    with ThreadPoolExecutor(1) as pool:
-        running = pool.submit(run_probes, spec, catalog, work, workers, lambda *item: arrived.put(item), zygotes)
-        drawn = _draw_as_they_arrive(catalog, arrived, running, folder)
-    outcome = running.result()
+    own = start_workers(spec, workers) if zygotes is None and _declares_figures(spec) else None
+    try:
+        from .catalog import load_catalog  # torch loads here, while the first worker starts
+
+        catalog = load_catalog(spec)
+        _prepare_folder(folder, catalog)
+        arrived: queue.SimpleQueue[tuple[str, ProbeResult]] = queue.SimpleQueue()
+        with ThreadPoolExecutor(1) as pool:
+            running = pool.submit(run_probes, spec, catalog, work, workers, lambda *item: arrived.put(item),
+                                  zygotes or own)
+            drawn = _draw_as_they_arrive(catalog, arrived, running, folder)
+        outcome = running.result()
+    finally:
+        if own is not None:
+            stop_workers(own)
     panels = [drawn.get(figure.name) or _draw(figure, outcome.probes.get(figure.probe.name), folder)
               for figure in catalog.figures]
     show_expected = catalog.show_expected if expected is None else expected
@@ -145,6 +156,18 @@ def _draw(figure: Figure, result: ProbeResult | None, folder: Path) -> Panel:
     from .draw import draw_panel  # matplotlib loads here, once the workers are starting
 
     return draw_panel(figure, result, folder)
+
+
+def _declares_figures(assignment: Assignment) -> bool:
+    """Whether the manifest has a [figures] table (checked before starting workers; load_catalog says what is
+    wrong otherwise)."""
+    from ..assignment import MANIFEST
+    from ..tomlio import load_toml
+
+    try:
+        return isinstance(load_toml(assignment.root / MANIFEST).get("figures"), dict)
+    except Exception:  # noqa: BLE001 - load_catalog reports the manifest's problem in one line
+        return False
 
 
 def _prepare_folder(folder: Path, catalog: Catalog) -> None:
@@ -185,6 +208,8 @@ def render_expected(assignment: Assignment | str, destination: Path | str | None
     Raises:
         GraderError: If the reference has no package or one of its figures cannot be drawn (a broken figure file).
     """
+    from .catalog import load_catalog
+
     spec = _resolve(assignment)
     catalog = load_catalog(spec)
     target = Path(destination).resolve() if destination is not None else catalog.expected
@@ -212,6 +237,8 @@ def release_figures(assignment: Assignment | str, target: Path) -> list[Path]:
     Returns:
         The files written.
     """
+    from .catalog import load_catalog
+
     spec = _resolve(assignment)
     catalog = load_catalog(spec)
     written = []

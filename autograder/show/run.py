@@ -8,24 +8,26 @@ nothing else crosses back. No reference code is sent to the worker and none is l
 
 from __future__ import annotations
 
-import itertools
 import queue
 import shutil
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..assignment import Assignment, Task
-from ..grading import Grader
-from ..probe import derive_seed
 from ..results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, TIMEOUT
 from ..sandbox import WorkerDied, Zygote, describe_isolation, new_scratch, start_zygotes
 from ..submission import prepare_submission
-from .catalog import API_MODULE, API_SOURCE, Catalog, FigureFile
-from .figures import Probe
+
+if TYPE_CHECKING:
+    from ._jobs import FigureJobs
+    from .catalog import Catalog
+
+# Importing this module does not import torch (grading, the probe API and the catalog do): the workers can be
+# started first, so their torch import overlaps the parent's (see start_workers).
 
 OK, NOT_RUN = "ok", "not run"
 _STATUS = {PASSED: OK, FAILED: OK, NOT_IMPLEMENTED: "not implemented", ERROR: "error", TIMEOUT: "timeout"}
@@ -67,66 +69,6 @@ class RunOutcome:
     seconds: float = 0.0
 
 
-class _FigureJobs(Grader):
-    """The grader's job machinery, serving the figure probes as checks of pseudo-tasks.
-
-    ``Grader.__init__`` is not called: it loads the hidden checks and the reference, which figures never use (and
-    a student's copy of the grader does not have). Only what the job methods read is set here.
-    """
-
-    def __init__(self, assignment: Assignment, catalog: Catalog, zygotes: list[Zygote], scratch: Path) -> None:
-        self.assignment = assignment
-        self.scratch = scratch
-        self.zygotes = zygotes
-        self.reference = None
-        self.assets: dict[str, bytes] = {}
-        self.mistakes = []
-        self._mistake_packages, self._wrong, self._expected = {}, {}, {}
-        self._jobs = itertools.count(1)
-        self.checks, self.check_sources, self.helper_sources, self.pruned = {}, {}, {}, {}
-        self.captured: dict[str, dict[str, Any]] = {}
-        self.tasks: list[Task] = []
-        for file in catalog.files:
-            for timeout, probes in itertools.groupby(sorted(file.probes, key=lambda p: -p.timeout),
-                                                     key=lambda p: p.timeout):
-                self._add_task(file, timeout, list(probes))
-
-    def _add_task(self, file: FigureFile, timeout: float, probes: list[Probe]) -> None:
-        task = Task(id=f"figures:{file.path.stem}:{timeout:g}", title=f"figures of {file.path.name}", points=0.0,
-                    checks=file.path, timeout=timeout)
-        self.checks[task.id] = [replace(p.__check__, verify=self._capture(p.name)) for p in probes]
-        self.check_sources[task.id] = file.source
-        # The declaration API travels with the file like a checks helper: the worker cannot import the grader.
-        self.helper_sources[task.id] = {API_MODULE: API_SOURCE, **file.helpers}
-        self.pruned[task.id] = {}  # no reference in the worker: figures draw the student's code alone
-        self.tasks.append(task)
-
-    def _capture(self, name: str) -> Any:
-        def verify(actual: dict[str, Any], _reference: Any, _context: Any) -> list[str]:
-            self.captured[name] = dict(actual)
-            return []
-
-        return verify
-
-    def run_task(self, task: Task, prepared: Any, broken: dict[str, str], printed: list[str], zygote: Zygote,
-                 on_result: Callable[[str, ProbeResult], None] | None = None) -> dict[str, ProbeResult]:
-        """Run a pseudo-task's probes; a probe that hangs or crashes costs itself only (the rest get a fresh job).
-        ``on_result(name, result)`` hears of each probe as soon as its job ends (the parent draws meanwhile)."""
-        pending = [(check, derive_seed(self.assignment.seed, check.name)) for check in self.checks[task.id]]
-        results: dict[str, ProbeResult] = {}
-        while pending:
-            done = self._run_checks(task, pending, prepared, broken, printed, zygote)
-            for (check, _), result in zip(pending, done):
-                name = check.name.split(".", 1)[1]
-                status = _STATUS.get(result.status, "error")
-                outputs = self.captured.pop(name, {}) if status == OK else {}
-                results[name] = ProbeResult(status, "" if status == OK else result.message, outputs, result.seconds)
-                if on_result is not None:
-                    on_result(name, results[name])
-            pending = pending[len(done):]
-        return results
-
-
 def run_probes(assignment: Assignment, catalog: Catalog, submission: Path, workers: int = 2,
                on_result: Callable[[str, ProbeResult], None] | None = None,
                zygotes: list[Zygote] | None = None) -> RunOutcome:
@@ -147,16 +89,18 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path, worke
     Raises:
         SubmissionError: If the submission cannot be found or read.
     """
+    from ._jobs import FigureJobs
+
     started = time.monotonic()
     scratch = new_scratch(prefix="grader-show-")
     borrowed = zygotes is not None
     if zygotes is None:
-        zygotes = start_zygotes(workers, scratch, eager=1, warm_up=False,
-                                protect=[assignment.root, assignment.reference])
-    jobs = _FigureJobs(assignment, catalog, zygotes, scratch)
+        zygotes = start_workers(assignment, workers)
+    jobs = FigureJobs(assignment, catalog, zygotes, scratch)
     try:
-        prepared = prepare_submission(Path(submission), assignment, new_scratch(prefix="grader-show-work-"))
+        work = new_scratch(prefix="grader-show-work-")
         try:
+            prepared = prepare_submission(Path(submission), assignment, work)
             printed: list[str] = []
             broken = jobs._probe_imports(prepared, printed)
             probes = _serve(jobs, prepared, broken, printed, on_result)
@@ -165,19 +109,35 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path, worke
                       if f"{module}.py" not in prepared.missing]
             isolation = describe_isolation(zygotes)["tier"]
         finally:
-            shutil.rmtree(prepared.workdir, ignore_errors=True)
+            shutil.rmtree(work, ignore_errors=True)
     finally:
-        if borrowed:
-            shutil.rmtree(scratch, ignore_errors=True)
-        else:
-            jobs.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+        if not borrowed:
+            stop_workers(zygotes)
     limit = assignment.max_output_bytes
     text = "\n".join(printed)
     return RunOutcome(probes=probes, notes=notes, printed=text[:limit] + ("\n[truncated]" if len(text) > limit else ""),
                       isolation=isolation, seconds=round(time.monotonic() - started, 2))
 
 
-def _serve(jobs: _FigureJobs, prepared: Any, broken: dict[str, str], printed: list[str],
+def start_workers(assignment: Assignment, workers: int = 2) -> list[Zygote]:
+    """Start the sandboxed workers for :func:`run_probes` (the first now, the others on their first job).
+
+    Call it before importing anything heavy (the page, the catalog): the worker imports torch meanwhile.
+    """
+    return start_zygotes(workers, new_scratch(prefix="grader-show-workers-"), eager=1, warm_up=False,
+                         protect=[assignment.root, assignment.reference])
+
+
+def stop_workers(zygotes: list[Zygote]) -> None:
+    """Stop workers from :func:`start_workers` and remove their folder."""
+    for zygote in zygotes:
+        zygote.close()
+    for folder in {zygote.scratch.parent for zygote in zygotes}:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _serve(jobs: FigureJobs, prepared: Any, broken: dict[str, str], printed: list[str],
            on_result: Callable[[str, ProbeResult], None] | None) -> dict[str, ProbeResult]:
     """Run the pseudo-tasks on every zygote, longest timeout first (the started zygote takes the first)."""
     pending: queue.SimpleQueue[Task] = queue.SimpleQueue()
