@@ -7,8 +7,8 @@ Run from the repository root::
 
 Each run is a fresh ``grader show`` process (as a student runs it: interpreter start, imports, the sandboxed
 workers' start, every probe including the short training run, drawing and the page). Reported per run: wall
-seconds, CPU seconds of every process (user + system: the work itself, whatever the machine's load), the peak RSS
-of the largest single process (the grader or a worker: ``getrusage``), and the peak of
+seconds, CPU seconds of every process of the tree (user + system, sampled every 50 ms: the work itself, whatever
+the machine's load; a process shorter than a sample is missed), the peak RSS of the largest single process (the grader or a worker: ``getrusage``), and the peak of
 the whole process tree's RSS summed (sampled every 50 ms); then the medians, against the target (20 s). The load
 average is printed too: the machine is shared, and a busy one is slower.
 """
@@ -29,12 +29,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_SECONDS = 20.0
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def _tree_rss(root: int) -> int:
-    """Bytes resident in ``root`` and every process descended from it (read from /proc)."""
+def _tree(root: int) -> dict[int, tuple[int, float]]:
+    """``root`` and every process descended from it (read from /proc): pid to (resident bytes, own CPU seconds)."""
     parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
+    usage: dict[int, tuple[int, float]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -44,32 +45,35 @@ def _tree_rss(root: int) -> int:
         except OSError:
             continue
         parents[int(entry)] = int(fields[1])
-        rss[int(entry)] = int(fields[21]) * PAGE_SIZE
-    total = 0
-    for pid, resident in rss.items():
+        usage[int(entry)] = (int(fields[21]) * PAGE_SIZE, (int(fields[11]) + int(fields[12])) / CLOCK_TICKS)
+    found = {}
+    for pid, value in usage.items():
         ancestor = pid
         while ancestor not in (0, 1, root) and ancestor in parents:
             ancestor = parents[ancestor]
         if ancestor == root:
-            total += resident
-    return total
+            found[pid] = value
+    return found
 
 
 def run_once(assignment: str, path: Path, out: Path) -> dict[str, float | str]:
     """One fresh ``grader show`` process; its wall time, memory and the summary line it printed."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     command = [sys.executable, "-m", "autograder.cli", "show", assignment, str(path), "--out", str(out)]
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    before, cpu_before = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.monotonic()
     process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak_tree = 0
+    cpu: dict[int, float] = {}  # per process, the most CPU time seen (workers are killed, never reaped with usage)
     done = threading.Event()
 
     def sample() -> None:
         nonlocal peak_tree
         while not done.is_set():
-            peak_tree = max(peak_tree, _tree_rss(process.pid))
+            tree = _tree(process.pid)
+            peak_tree = max(peak_tree, sum(rss for rss, _ in tree.values()))
+            for pid, (_, seconds) in tree.items():
+                cpu[pid] = max(cpu.get(pid, 0.0), seconds)
             time.sleep(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -80,9 +84,9 @@ def run_once(assignment: str, path: Path, out: Path) -> dict[str, float | str]:
     sampler.join()
     if process.returncode != 0:
         raise SystemExit(f"grader show failed ({process.returncode}): {stderr.strip()[-400:]}")
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # the largest process waited for so far (KiB), CPU of all
-    cpu = usage.ru_utime + usage.ru_stime - cpu_before
-    return {"wall": wall, "cpu": cpu, "largest_mb": max(usage.ru_maxrss, before) / 1024, "tree_mb": peak_tree / 2**20,
+    largest = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB; the largest process waited for so far
+    return {"wall": wall, "cpu": sum(cpu.values()), "largest_mb": max(largest, before) / 1024,
+            "tree_mb": peak_tree / 2**20,
             "summary": stdout.strip().splitlines()[0] if stdout.strip() else ""}
 
 

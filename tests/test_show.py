@@ -131,6 +131,12 @@ def test_unusable_outputs_give_a_placeholder_with_the_reason(a3_catalog, tmp_pat
     assert (tmp_path / panel.image).stat().st_size > 1000
 
 
+def test_too_many_values_are_refused_before_drawing(a3_catalog, tmp_path):
+    panel = draw_panel(_figure(a3_catalog, "loss_curve"), ProbeResult("ok", outputs={"losses": torch.zeros(2_000_000)}),
+                       tmp_path)
+    assert panel.status == PLACEHOLDER and "2,000,000 values, more than a figure draws" in panel.reason
+
+
 def test_huge_values_are_drawn_or_explained(a3_catalog, tmp_path):
     figure = _figure(a3_catalog, "cache_size")
     large = draw_panel(figure, ProbeResult("ok", outputs={"kv_cache_bytes": torch.full((3, 16), 1e30)}), tmp_path)

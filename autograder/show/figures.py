@@ -40,6 +40,7 @@ from autograder.probe import Check, Context
 
 TASK = "figures"
 DEFAULT_TIMEOUT = 20.0
+MAX_DRAWN = 1_000_000  # values in one output a figure accepts: drawing more would cost the parent seconds
 # Figure names become PNG file names in the student release, whose leak scan refuses these parts.
 FORBIDDEN_NAME_PARTS = ("hidden", "key", "reference", "mistake", "variant")
 PROBE_ATTRIBUTE = "__figure_probe__"
@@ -209,6 +210,8 @@ class Data(Mapping[str, Any]):
             raise Unusable(f"{name}: expected shape {tuple(shape)}, got {tuple(value.shape)}")
         if ndim is not None and value.dim() != ndim:
             raise Unusable(f"{name}: expected {ndim} dimensions, got shape {tuple(value.shape)}")
+        if value.numel() > MAX_DRAWN:
+            raise Unusable(f"{name}: {value.numel():,} values, more than a figure draws ({MAX_DRAWN:,})")
         values = value.detach().to(torch.float64)
         return torch.where(torch.isinf(values), torch.full_like(values, math.nan), values)
 

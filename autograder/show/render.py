@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import queue
 import shutil
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,12 +39,14 @@ class Rendered:
         page: Its ``index.html``.
         panels: The figures, in page order.
         outcome: How each probe went.
+        seconds: Wall time from the call to the written page.
     """
 
     folder: Path
     page: Path
     panels: list[Panel]
     outcome: RunOutcome
+    seconds: float = 0.0
 
     @property
     def drawn(self) -> int:
@@ -59,7 +62,7 @@ class Rendered:
                 missing[why] = missing.get(why, 0) + 1
         details = ", ".join(f"{count} {why}" for why, count in missing.items())
         return (f"{self.drawn} of {len(self.panels)} figures drawn" + (f" ({details})" if details else "")
-                + f" in {self.outcome.seconds:.1f} s")
+                + f" in {self.seconds:.1f} s")
 
 
 def _resolve(assignment: Assignment | str) -> Assignment:
@@ -106,6 +109,7 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
     Raises:
         GraderError: On bad input (unknown assignment, no figures declared, missing path, no package there).
     """
+    started = time.monotonic()
     spec = _resolve(assignment)
     work = locate(spec, Path(path) if path is not None else None)
     folder = Path(out).expanduser().resolve() if out is not None else default_folder(spec, work)
@@ -133,7 +137,8 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
     info = PageInfo(assignment=spec.name, title=spec.title, source=str(work), isolation=outcome.isolation,
                     notes=tuple(outcome.notes), printed=outcome.printed, seconds=outcome.seconds)
     page = write_page(folder, render_page(info, panels, beside))
-    return Rendered(folder=folder, page=page, panels=panels, outcome=outcome)
+    return Rendered(folder=folder, page=page, panels=panels, outcome=outcome,
+                    seconds=round(time.monotonic() - started, 2))
 
 
 def _draw_as_they_arrive(catalog: Catalog, arrived: queue.SimpleQueue[tuple[str, ProbeResult]],

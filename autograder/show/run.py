@@ -1,4 +1,4 @@
-"""Run an assignment's figure probes on a student's code in the sandbox; the only module of show that uses it.
+"""Run an assignment's figure probes on a student's code in the sandbox (with ``_jobs``: show's only sandbox users).
 
 The probes are checks of pseudo-tasks (one per figure file and timeout, ``compare_reference=False``) run by the
 grader's own job machinery (:class:`autograder.grading.Grader`): the same worker, isolation, limits and per-check
