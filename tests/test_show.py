@@ -152,7 +152,7 @@ def test_a_failed_probe_gives_a_placeholder(a3_catalog, tmp_path):
     figure = _figure(a3_catalog, "heads")
     stub = draw_panel(figure, ProbeResult("not implemented", "NotImplementedError (assignment3/attention.py, line 67, "
                                           "in split_heads)"), tmp_path)
-    assert stub.reason == "not implemented yet: (assignment3/attention.py, line 67, in split_heads)"
+    assert stub.reason == "not implemented yet: split_heads (assignment3/attention.py, line 67)"
     hang = draw_panel(figure, ProbeResult("timeout", "did not finish within 10 s"), tmp_path)
     assert hang.status == PLACEHOLDER and "did not finish within 10 s" in hang.reason
 

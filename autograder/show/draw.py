@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 import warnings
 from pathlib import Path
@@ -21,6 +22,7 @@ from .run import OK, ProbeResult
 DPI = 100
 NAN_COLOUR = "#ff4fd8"
 HUGE = 1e100  # matplotlib's axes overflow far below float64's limit
+_WHERE = re.compile(r"\((?P<file>[^()]+), line (?P<line>\d+), in (?P<name>[^()]+)\)$")  # grading's error format
 _PLACEHOLDER_COLOURS = {"not implemented": "#f3f3f3", "timeout": "#fdf0dc", "error": "#fbe3e3"}
 
 
@@ -87,8 +89,10 @@ def _as_tensors(outputs: dict) -> dict:
 
 def _probe_reason(result: ProbeResult) -> str:
     if result.status == "not implemented":
-        where = result.message.removeprefix("NotImplementedError").strip(" :")
-        return f"not implemented yet: {where}" if where else "not implemented yet"
+        where = _WHERE.search(result.message)
+        if where:
+            return f"not implemented yet: {where['name']} ({where['file']}, line {where['line']})"
+        return "not implemented yet"
     if result.status == "timeout":
         return f"stopped: {result.message}" if result.message else "stopped: it took too long"
     return result.message or result.status
