@@ -300,3 +300,16 @@ def test_render_expected_writes_only_images(tmp_path):
     assert sorted(p.name for p in (tmp_path / "expected").iterdir()) == sorted(p.name for p in written)
     assert all(p.read_bytes().startswith(b"\x89PNG") for p in written)
     assert not (tmp_path / ".expected-rendering").exists()
+
+
+def test_release_figures_carries_the_figure_files_and_the_expected_images(monkeypatch, tmp_path):
+    from autograder.show import render
+
+    rendered_into = []
+    monkeypatch.setattr(render, "render_expected", lambda spec, folder: rendered_into.append(folder) or [])
+    target = tmp_path / "assignments" / "assignment3"
+    written = render.release_figures("assignment3", target)
+    names = sorted(p.relative_to(target).as_posix() for p in written)
+    assert names == ["figures/_drawing.py", "figures/attention.py", "figures/kv_cache.py", "figures/positions.py",
+                     "figures/tiny_gpt.py"]
+    assert rendered_into == [target / "figures" / "expected"]

@@ -246,13 +246,14 @@ def release_figures(assignment: Assignment | str, target: Path) -> list[Path]:
 
     spec = _resolve(assignment)
     catalog = load_catalog(spec)
+    sources = dict.fromkeys(source for file in catalog.files  # a helper shared by several files is copied once
+                            for source in [file.path] + [file.path.parent / f"{name}.py" for name in file.helpers])
     written = []
-    for file in catalog.files:
-        for source in [file.path] + [file.path.parent / f"{name}.py" for name in file.helpers]:
-            destination = target / source.relative_to(spec.root)
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, destination)
-            written.append(destination)
+    for source in sources:
+        destination = target / source.relative_to(spec.root)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, destination)
+        written.append(destination)
     if catalog.show_expected:
         written += render_expected(spec, target / catalog.expected.relative_to(spec.root.resolve()))
     return written
