@@ -44,6 +44,8 @@ def bad_inputs(tmp_path: Path) -> dict[str, list[list[str]]]:
                                                                                   str(tmp_path / "y.csv")],
                              [str(empty), "--csv", str(tmp_path / "z.csv")], [str(file)]],
         "gradebook diff": [[str(missing), str(missing)], [str(file), str(file)], [str(empty), str(empty)]],
+        "show": [["nope", str(REFERENCE)], ["assignment3", str(missing)], ["assignment3", str(file)],
+                 ["assignment3", str(empty)], ["assignment3", str(REFERENCE), "--reference"]],
         "template": [["nope"]],
         "verify": [["nope"]],
         "release": [["nope"], ["assignment3", "--out", str(file), "--no-verify"]],

@@ -1,0 +1,68 @@
+"""Drawing and probing helpers shared by assignment3's figure files (imported as ``from _drawing import ...``)."""
+
+import traceback
+from pathlib import Path
+
+import torch
+
+from autograder.show.figures import Unusable
+
+
+def heatmap(ax, values, title, vmin=None, vmax=None, cmap="Blues", annotate=False, labels=None):
+    """Draw a matrix with a colour bar; with ``annotate``, write each value in its cell (small matrices)."""
+    image = ax.imshow(values.numpy(), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
+    ax.set_title(title, fontsize=10)
+    if annotate:
+        for (i, j), value in _cells(values):
+            shade = "white" if vmax is not None and value > 0.6 * vmax else "black"
+            ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7, color=shade)
+    if labels is not None:
+        ax.set_xticks(range(len(labels)), labels, fontsize=8)
+        ax.set_yticks(range(len(labels)), labels, fontsize=8)
+    ax.figure.colorbar(image, ax=ax, shrink=0.8)
+    return image
+
+
+def _cells(values):
+    rows, cols = values.shape
+    for i in range(rows):
+        for j in range(cols):
+            yield (i, j), float(values[i, j])
+
+
+def rows_sum_to_one(notes, weights, what, tolerance=1e-4):
+    """Note whether every row of ``weights`` (..., n, m) sums to 1."""
+    sums = weights.sum(-1)
+    worst = float((sums - 1).abs().nan_to_num(nan=float("inf")).max())
+    return notes.check(worst <= tolerance, f"{what}: every row sums to 1",
+                       f"{what}: rows sum to {float(sums.min()):.3g} … {float(sums.max()):.3g}, not 1 — the "
+                       f"softmax "
+                       f"must run over the keys (the last dimension)")
+
+
+def nothing_above_diagonal(notes, weights, what):
+    """Note whether the weights above the diagonal (query i, key j > i) are exactly zero."""
+    above = torch.triu(weights, diagonal=1).nan_to_num(nan=1.0).abs()
+    largest = float(above.max())
+    return notes.check(largest == 0.0, f"{what}: above the diagonal exactly zero — no query sees the future",
+                       f"{what}: largest weight above the diagonal {largest:.2g} — your mask lets queries see the "
+                       f"future")
+
+
+def attempt(outputs, name, call):
+    """Run ``call()`` in a probe and store its result as ``outputs[name]``; if it fails, store why as
+    ``outputs[name + "_error"]`` instead, so one unfinished function does not cost the figures of the others."""
+    try:
+        outputs[name] = call()
+    except Exception as exc:  # noqa: BLE001 - the failure is the output
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" ({Path(frames[-1].filename).name}, line {frames[-1].lineno}, in {frames[-1].name})" if frames else ""
+        outputs[name + "_error"] = f"{type(exc).__name__}: {str(exc)[:200]}{where}"
+    return outputs
+
+
+def need(data, name):
+    """Raise Unusable with the reason :func:`attempt` stored for ``name``, if that call failed."""
+    reason = data.get(name + "_error")
+    if isinstance(reason, str):
+        raise Unusable(reason)

@@ -1,0 +1,42 @@
+"""`grader show`: the course's figures, drawn from the student's own code in the sandbox."""
+
+from __future__ import annotations
+
+import webbrowser
+from pathlib import Path
+
+import click
+
+from autograder.cli.base import assignment_named, friendly_errors
+from autograder.errors import GraderError
+
+
+@click.command("show")
+@click.argument("assignment")
+@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Output folder for index.html and the PNGs [default: beside the work, <package>-figures/].")
+@click.option("--open", "open_page", is_flag=True, help="Open the page in a web browser.")
+@click.option("--expected/--no-expected", default=None,
+              help="Place the expected figures beside yours [default: as the assignment says].")
+@click.option("--reference", is_flag=True,
+              help="Instructors: render the reference solution's figures as the expected PNGs (into the "
+                   "assignment's figures/expected/, or --out).")
+@friendly_errors
+def show(assignment: str, path: Path | None, out: Path | None, open_page: bool, expected: bool | None,
+                 reference: bool) -> None:
+    """Draw the course's figures from your own code (run in the grader's sandbox) into an HTML page."""
+    from autograder.show.render import render_expected, render_figures
+
+    spec = assignment_named(assignment)
+    if reference:
+        if path is not None:
+            raise GraderError("--reference renders the reference solution; give no PATH")
+        written = render_expected(spec, out)
+        click.echo(f"{spec.name}: {len(written)} expected figures written to {written[0].parent if written else out}")
+        return
+    rendered = render_figures(spec, path, out, expected=expected)
+    click.echo(f"{spec.name}: {rendered.summary()}")
+    click.echo(f"page: {rendered.page}")
+    if open_page:
+        webbrowser.open(rendered.page.as_uri())

@@ -1,0 +1,261 @@
+"""Render a student's figures into a folder (page + PNGs), and the reference's figures as the expected PNGs."""
+
+from __future__ import annotations
+
+import queue
+import shutil
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from autograder.errors import GraderError
+from autograder.spec.assignment import Assignment, load_assignment
+from autograder.submission.package import find_package
+
+from .page import PageInfo, render_page, write_page
+from .panel import DRAWN, Panel
+from .run import ProbeResult, RunOutcome, run_probes, start_workers, stop_workers
+
+if TYPE_CHECKING:
+    from autograder.sandbox.host import Zygote
+
+    from .catalog import Catalog
+    from .figures import Figure
+
+# Importing this module does not import torch or matplotlib: render_figures starts the sandboxed workers first, so
+# the parent's heavy imports (the catalog, the drawing) overlap the workers' own start.
+
+POLL_SECONDS = 0.2
+
+EXPECTED_SUBFOLDER = "expected"
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """What was written.
+
+    Attributes:
+        folder: The output folder.
+        page: Its ``index.html``.
+        panels: The figures, in page order.
+        outcome: How each probe went.
+        seconds: Wall time from the call to the written page.
+    """
+
+    folder: Path
+    page: Path
+    panels: list[Panel]
+    outcome: RunOutcome
+    seconds: float = 0.0
+
+    @property
+    def drawn(self) -> int:
+        """How many figures were drawn (the others are placeholders)."""
+        return sum(panel.status == DRAWN for panel in self.panels)
+
+    def summary(self) -> str:
+        """One line: how many figures were drawn, why the others were not, how long it took."""
+        missing: dict[str, int] = {}
+        for panel in self.panels:
+            if panel.status != DRAWN:
+                why = panel.probe_status if panel.probe_status != "ok" else "could not be drawn"
+                missing[why] = missing.get(why, 0) + 1
+        details = ", ".join(f"{count} {why}" for why, count in missing.items())
+        return (f"{self.drawn} of {len(self.panels)} figures drawn" + (f" ({details})" if details else "")
+                + f" in {self.seconds:.1f} s")
+
+
+def _resolve(assignment: Assignment | str) -> Assignment:
+    return assignment if isinstance(assignment, Assignment) else load_assignment(assignment)
+
+
+def locate(assignment: Assignment, path: Path | None) -> Path:
+    """The student's work: PATH (a package folder, a folder holding it, or a zip), else ``./<package>``.
+
+    Raises:
+        GraderError: If there is nothing there.
+    """
+    if path is None:
+        path = Path.cwd() / assignment.package if (Path.cwd() / assignment.package).is_dir() else Path.cwd()
+    path = Path(path).expanduser().resolve()
+    if not path.exists():
+        raise GraderError(f"{path} does not exist")
+    return path if path.is_file() else find_package(path, assignment)
+
+
+def default_folder(assignment: Assignment, work: Path) -> Path:
+    """Beside the work, never inside it: ``<work>/../<package>-figures/``."""
+    return work.parent / f"{assignment.package}-figures"
+
+
+def render_figures(assignment: Assignment | str, path: Path | str | None = None, out: Path | str | None = None,
+                   expected: bool | None = None, workers: int = 2, expected_folder: Path | None = None,
+                   zygotes: list[Zygote] | None = None) -> Rendered:
+    """Run the assignment's figure probes on the student's code in the sandbox and draw the page.
+
+    Args:
+        assignment: The assignment (or its name).
+        path: The student's package folder, a folder holding it, or a zip (default ``./<package>``).
+        out: The output folder (default :func:`default_folder`); ``index.html`` and ``<figure>.png`` go there.
+        expected: Place the expected figures beside the student's (default: the manifest's ``show_expected``;
+            only where the pre-rendered PNGs exist).
+        workers: Sandboxed workers.
+        expected_folder: Where the expected PNGs are (default: the manifest's ``expected`` folder).
+        zygotes: Sandboxed workers already started (``grade-all``'s), left running; new ones by default.
+
+    Returns:
+        What was written.
+
+    Raises:
+        GraderError: On bad input (unknown assignment, no figures declared, missing path, no package there).
+    """
+    started = time.monotonic()
+    spec = _resolve(assignment)
+    work = locate(spec, Path(path) if path is not None else None)
+    folder = Path(out).expanduser().resolve() if out is not None else default_folder(spec, work)
+    if folder == work or work in folder.parents:
+        raise GraderError(f"refusing to write the figures into the work itself ({work}); choose another --out")
+    own = start_workers(spec, workers) if zygotes is None and _declares_figures(spec) else None
+    try:
+        from .catalog import load_catalog  # torch loads here, while the first worker starts
+
+        catalog = load_catalog(spec)
+        _prepare_folder(folder, catalog)
+        arrived: queue.SimpleQueue[tuple[str, ProbeResult]] = queue.SimpleQueue()
+        with ThreadPoolExecutor(1) as pool:
+            running = pool.submit(run_probes, spec, catalog, work, workers, lambda *item: arrived.put(item),
+                                  zygotes or own)
+            drawn = _draw_as_they_arrive(catalog, arrived, running, folder)
+        outcome = running.result()
+    finally:
+        if own is not None:
+            stop_workers(own)
+    panels = [drawn.get(figure.name) or _draw(figure, outcome.probes.get(figure.probe.name), folder)
+              for figure in catalog.figures]
+    show_expected = catalog.show_expected if expected is None else expected
+    beside = _copy_expected(expected_folder or catalog.expected, catalog, folder) if show_expected else {}
+    info = PageInfo(assignment=spec.name, title=spec.title, source=str(work), isolation=outcome.isolation,
+                    notes=tuple(outcome.notes), printed=outcome.printed, seconds=outcome.seconds)
+    page = write_page(folder, render_page(info, panels, beside))
+    return Rendered(folder=folder, page=page, panels=panels, outcome=outcome,
+                    seconds=round(time.monotonic() - started, 2))
+
+
+def _draw_as_they_arrive(catalog: Catalog, arrived: queue.SimpleQueue[tuple[str, ProbeResult]],
+                         running: Future, folder: Path) -> dict[str, Panel]:
+    """Draw each figure as soon as its probe's result arrives, while the slower probes still run (the parent's
+    drawing overlaps the sandbox's work instead of following it)."""
+    drawn: dict[str, Panel] = {}
+    while True:
+        try:
+            name, result = arrived.get(timeout=POLL_SECONDS)
+        except queue.Empty:
+            if running.done() and arrived.empty():
+                return drawn
+            continue
+        for figure in (f for f in catalog.figures if f.probe.name == name):
+            drawn[figure.name] = _draw(figure, result, folder)
+
+
+def _draw(figure: Figure, result: ProbeResult | None, folder: Path) -> Panel:
+    from .draw import draw_panel  # matplotlib loads here, once the workers are starting
+
+    return draw_panel(figure, result, folder)
+
+
+def _declares_figures(assignment: Assignment) -> bool:
+    """Whether the manifest has a [figures] table (checked before starting workers; load_catalog says what is
+    wrong otherwise)."""
+    from autograder.spec.assignment import MANIFEST
+    from autograder.util.tomlio import load_toml
+
+    try:
+        return isinstance(load_toml(assignment.root / MANIFEST).get("figures"), dict)
+    except Exception:  # noqa: BLE001 - load_catalog reports the manifest's problem in one line
+        return False
+
+
+def _prepare_folder(folder: Path, catalog: Catalog) -> None:
+    """Create the folder; remove what an earlier run wrote there (only files this command writes)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for figure in catalog.figures:
+        (folder / f"{figure.name}.png").unlink(missing_ok=True)
+    shutil.rmtree(folder / EXPECTED_SUBFOLDER, ignore_errors=True)
+
+
+def _copy_expected(expected: Path, catalog: Catalog, folder: Path) -> dict[str, str]:
+    """Copy the pre-rendered expected PNGs beside the page; figure name to the relative path of each one found."""
+    found: dict[str, str] = {}
+    for figure in catalog.figures:
+        source = expected / f"{figure.name}.png"
+        if source.is_file() and not source.is_symlink():
+            target = folder / EXPECTED_SUBFOLDER / source.name
+            target.parent.mkdir(exist_ok=True)
+            shutil.copyfile(source, target)
+            found[figure.name] = f"{EXPECTED_SUBFOLDER}/{source.name}"
+    return found
+
+
+def render_expected(assignment: Assignment | str, destination: Path | str | None = None,
+                    scratch: Path | None = None) -> list[Path]:
+    """Render the reference solution's figures as the expected PNGs (images only: no code, no numbers).
+
+    ``grader release`` can call this to carry them in the student release (``figures/expected/<figure>.png``).
+
+    Args:
+        assignment: The assignment (or its name).
+        destination: Where the PNGs go (default: the manifest's ``expected`` folder, ``figures/expected/``).
+        scratch: A folder for the intermediate page (default: beside the destination, removed afterwards).
+
+    Returns:
+        The PNGs written.
+
+    Raises:
+        GraderError: If the reference has no package or one of its figures cannot be drawn (a broken figure file).
+    """
+    from .catalog import load_catalog
+
+    spec = _resolve(assignment)
+    catalog = load_catalog(spec)
+    target = Path(destination).resolve() if destination is not None else catalog.expected
+    work = target.parent / f".{target.name}-rendering" if scratch is None else scratch
+    try:
+        rendered = render_figures(spec, spec.reference, work, expected=False)
+        broken = [panel for panel in rendered.panels if panel.status != DRAWN]
+        if broken:
+            raise GraderError(f"the reference's figure {broken[0].figure.name} was not drawn: {broken[0].reason}")
+        target.mkdir(parents=True, exist_ok=True)
+        written = []
+        for panel in rendered.panels:
+            shutil.copyfile(work / panel.image, target / panel.image)
+            written.append(target / panel.image)
+        return written
+    finally:
+        if scratch is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def release_figures(assignment: Assignment | str, target: Path) -> list[Path]:
+    """What the student release needs for ``grader show``: the figure files (and helpers) and, where the
+    instructor allows it, the expected PNGs. ``target`` is the release's ``assignments/<name>/`` folder.
+
+    Returns:
+        The files written.
+    """
+    from .catalog import load_catalog
+
+    spec = _resolve(assignment)
+    catalog = load_catalog(spec)
+    sources = dict.fromkeys(source for file in catalog.files  # a helper shared by several files is copied once
+                            for source in [file.path] + [file.path.parent / f"{name}.py" for name in file.helpers])
+    written = []
+    for source in sources:
+        destination = target / source.relative_to(spec.root)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, destination)
+        written.append(destination)
+    if catalog.show_expected:
+        written += render_expected(spec, target / catalog.expected.relative_to(spec.root.resolve()))
+    return written

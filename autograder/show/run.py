@@ -1,0 +1,166 @@
+"""Run an assignment's figure probes on a student's code in the sandbox (with ``_jobs``: show's only sandbox users).
+
+The probes are checks of pseudo-tasks (one per figure file and timeout, ``compare_reference=False``) run by the
+grader's own job machinery (:class:`autograder.grading.Grader`): the same worker, isolation, limits and per-check
+wall clock as grading, outputs decoded in the parent as untrusted bytes. A verifier captures the decoded outputs;
+nothing else crosses back. No reference code is sent to the worker and none is loaded.
+"""
+
+from __future__ import annotations
+
+import queue
+import shutil
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from autograder.errors import WorkerDied
+from autograder.reports.results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, TIMEOUT
+from autograder.sandbox.host import Zygote, describe_isolation, new_scratch, start_zygotes
+from autograder.spec.assignment import Assignment, Task
+from autograder.submission.package import prepare_submission
+
+if TYPE_CHECKING:
+    from ._jobs import FigureJobs
+    from .catalog import Catalog
+
+# Importing this module does not import torch (grading, the probe API and the catalog do): the workers can be
+# started first, so their torch import overlaps the parent's (see start_workers).
+
+OK, NOT_RUN = "ok", "not run"
+_STATUS = {PASSED: OK, FAILED: OK, NOT_IMPLEMENTED: "not implemented", ERROR: "error", TIMEOUT: "timeout"}
+
+
+@dataclass
+class ProbeResult:
+    """How one probe went.
+
+    Attributes:
+        status: ``ok``, ``not implemented``, ``error``, ``timeout`` or ``not run``.
+        message: Why it did not give outputs (the student's exception, the time limit), else ``""``.
+        outputs: The decoded plain outputs (empty unless ``ok``).
+        seconds: Time the probe took in the worker.
+    """
+
+    status: str
+    message: str = ""
+    outputs: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+@dataclass
+class RunOutcome:
+    """Every probe's result for one submission, and what the page should say about the run.
+
+    Attributes:
+        probes: Probe name to its result.
+        notes: Missing files, modules that could not be imported.
+        printed: What the student's code printed (truncated).
+        isolation: The sandbox tier the code ran under.
+        seconds: Wall time of the whole run.
+    """
+
+    probes: dict[str, ProbeResult]
+    notes: list[str] = field(default_factory=list)
+    printed: str = ""
+    isolation: str = ""
+    seconds: float = 0.0
+
+
+def run_probes(assignment: Assignment, catalog: Catalog, submission: Path, workers: int = 2,
+               on_result: Callable[[str, ProbeResult], None] | None = None,
+               zygotes: list[Zygote] | None = None) -> RunOutcome:
+    """Run every probe of ``catalog`` on ``submission`` in the sandbox.
+
+    Args:
+        assignment: The assignment.
+        catalog: Its figures.
+        submission: The student's package folder (or a folder holding it, or a zip).
+        workers: Sandboxed workers running probes in parallel (the longest probe starts first).
+        on_result: Called (from a worker thread) with each probe's name and result as soon as it is known.
+        zygotes: Workers already started (e.g. by ``grade-all``) to use instead of starting ``workers`` new ones;
+            they are left running.
+
+    Returns:
+        The outcome of every probe.
+
+    Raises:
+        SubmissionError: If the submission cannot be found or read.
+    """
+    from ._jobs import FigureJobs
+
+    started = time.monotonic()
+    scratch = new_scratch(prefix="grader-show-")
+    borrowed = zygotes is not None
+    if zygotes is None:
+        zygotes = start_workers(assignment, workers)
+    jobs = FigureJobs(assignment, catalog, zygotes, scratch)
+    try:
+        work = new_scratch(prefix="grader-show-work-")
+        try:
+            prepared = prepare_submission(Path(submission), assignment, work)
+            printed: list[str] = []
+            broken = jobs._probe_imports(prepared, printed)
+            probes = _serve(jobs, prepared, broken, printed, on_result)
+            notes = [f"missing file: {name}" for name in prepared.missing]
+            notes += [f"{module}.py could not be imported: {reason}" for module, reason in broken.items()
+                      if f"{module}.py" not in prepared.missing]
+            isolation = describe_isolation(zygotes)["tier"]
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        if not borrowed:
+            stop_workers(zygotes)
+    limit = assignment.max_output_bytes
+    text = "\n".join(printed)
+    return RunOutcome(probes=probes, notes=notes, printed=text[:limit] + ("\n[truncated]" if len(text) > limit else ""),
+                      isolation=isolation, seconds=round(time.monotonic() - started, 2))
+
+
+def start_workers(assignment: Assignment, workers: int = 2) -> list[Zygote]:
+    """Start the sandboxed workers for :func:`run_probes` (the first now, the others on their first job).
+
+    Call it before importing anything heavy (the page, the catalog): the worker imports torch meanwhile.
+    """
+    return start_zygotes(workers, new_scratch(prefix="grader-show-workers-"), eager=1, warm_up=False,
+                         protect=[assignment.root, assignment.reference])
+
+
+def stop_workers(zygotes: list[Zygote]) -> None:
+    """Stop workers from :func:`start_workers` and remove their folder."""
+    for zygote in zygotes:
+        zygote.close()
+    for folder in {zygote.scratch.parent for zygote in zygotes}:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _serve(jobs: FigureJobs, prepared: Any, broken: dict[str, str], printed: list[str],
+           on_result: Callable[[str, ProbeResult], None] | None) -> dict[str, ProbeResult]:
+    """Run the pseudo-tasks on every zygote, longest timeout first (the started zygote takes the first)."""
+    pending: queue.SimpleQueue[Task] = queue.SimpleQueue()
+    for task in sorted(jobs.tasks, key=lambda t: -t.timeout):
+        pending.put(task)
+    results: dict[str, ProbeResult] = {}
+
+    def serve(zygote: Zygote) -> None:
+        while True:
+            try:
+                task = pending.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                results.update(jobs.run_task(task, prepared, broken, printed, zygote, on_result))
+            except WorkerDied:
+                pending.put(task)  # this worker is gone; another one runs it
+                return
+
+    first = jobs._started_zygote()
+    order = [first] + [z for z in jobs.zygotes if z is not first]
+    with ThreadPoolExecutor(len(order)) as pool:
+        for future in [pool.submit(serve, zygote) for zygote in order]:
+            future.result()
+    return results

@@ -1,0 +1,120 @@
+"""Benchmark ``grader show``: wall time and peak memory of drawing an assignment's figures from a submission.
+
+Run from the repository root::
+
+    python benchmarks/bench_show.py                       # assignment3 on the reference, 3 runs
+    python benchmarks/bench_show.py --assignment assignment2 --path student_template/assignment2 --repeat 1
+
+Each run is a fresh ``grader show`` process (as a student runs it: interpreter start, imports, the sandboxed
+workers' start, every probe including the short training run, drawing and the page). Reported per run: wall
+seconds, CPU seconds of every process of the tree (user + system, sampled every 50 ms: the work itself, whatever
+the machine's load; a process shorter than a sample is missed), the peak RSS of the largest single process (the grader or a worker: ``getrusage``), and the peak of
+the whole process tree's RSS summed (sampled every 50 ms); then the medians, against the target (20 s). The load
+average is printed too: the machine is shared, and a busy one is slower.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET_SECONDS = 20.0
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _tree(root: int) -> dict[int, tuple[int, float]]:
+    """``root`` and every process descended from it (read from /proc): pid to (resident bytes, own CPU seconds)."""
+    parents: dict[int, int] = {}
+    usage: dict[int, tuple[int, float]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry)] = int(fields[1])
+        usage[int(entry)] = (int(fields[21]) * PAGE_SIZE, (int(fields[11]) + int(fields[12])) / CLOCK_TICKS)
+    found = {}
+    for pid, value in usage.items():
+        ancestor = pid
+        while ancestor not in (0, 1, root) and ancestor in parents:
+            ancestor = parents[ancestor]
+        if ancestor == root:
+            found[pid] = value
+    return found
+
+
+def run_once(assignment: str, path: Path, out: Path) -> dict[str, float | str]:
+    """One fresh ``grader show`` process; its wall time, memory and the summary line it printed."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    command = [sys.executable, "-m", "autograder.cli", "show", assignment, str(path), "--out", str(out)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.monotonic()
+    process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak_tree = 0
+    cpu: dict[int, float] = {}  # per process, the most CPU time seen (workers are killed, never reaped with usage)
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak_tree
+        while not done.is_set():
+            tree = _tree(process.pid)
+            peak_tree = max(peak_tree, sum(rss for rss, _ in tree.values()))
+            for pid, (_, seconds) in tree.items():
+                cpu[pid] = max(cpu.get(pid, 0.0), seconds)
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    stdout, stderr = process.communicate()
+    wall = time.monotonic() - started
+    done.set()
+    sampler.join()
+    if process.returncode != 0:
+        raise SystemExit(f"grader show failed ({process.returncode}): {stderr.strip()[-400:]}")
+    largest = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB; the largest process waited for so far
+    return {"wall": wall, "cpu": sum(cpu.values()), "largest_mb": max(largest, before) / 1024,
+            "tree_mb": peak_tree / 2**20,
+            "summary": stdout.strip().splitlines()[0] if stdout.strip() else ""}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--assignment", default="assignment3")
+    parser.add_argument("--path", type=Path, help="the work to draw (default: the assignment's reference solution)")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    path = args.path or ROOT / "reference_solutions" / args.assignment
+    print(f"grader show {args.assignment} {path}  ({os.cpu_count()} CPUs, load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())})")
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="bench-show-") as scratch:
+        for index in range(args.repeat):
+            run = run_once(args.assignment, path, Path(scratch) / f"run-{index}")
+            runs.append(run)
+            print(f"  run {index + 1}: {run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU (all processes), largest process {run['largest_mb']:.0f} MB, "
+                  f"process tree {run['tree_mb']:.0f} MB  [{run['summary']}]")
+    wall = statistics.median(r["wall"] for r in runs)
+    cpu = statistics.median(r["cpu"] for r in runs)
+    tree = statistics.median(r["tree_mb"] for r in runs)
+    largest = max(r["largest_mb"] for r in runs)
+    verdict = "meets" if wall <= TARGET_SECONDS else "misses"
+    print(f"median wall {wall:.1f} s ({verdict} the {TARGET_SECONDS:g} s target), CPU {cpu:.1f} s; peak memory: largest process "
+          f"{largest:.0f} MB, whole tree {tree:.0f} MB (median); load average now "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
