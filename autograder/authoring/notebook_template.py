@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from autograder.authoring.template import STUDENT_README, TemplateError, render_template
+from autograder.authoring.template import STUDENT_README, render_template
+from autograder.errors import TemplateError
 from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import load_questions
 from autograder.submission.notebook.collect import ANSWERS_NAME

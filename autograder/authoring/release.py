@@ -17,7 +17,7 @@ from autograder.authoring.template import (
     render_template,
     template_drift,
 )
-from autograder.errors import GraderError
+from autograder.errors import ReleaseError
 from autograder.spec.assignment import Assignment, assignments_root
 from autograder.spec.quiz import load_key
 from autograder.util.paths import PACKAGE_DIR, PACKAGE_ROOT, display_path
@@ -33,10 +33,6 @@ _STUDENT_ENTRY_POINTS = ("autograder.cli.base", "autograder.cli.check", "autogra
                          "autograder.public.plugin", "autograder.public.notebook")
 _INSTRUCTOR_ONLY_DEPENDENCIES = ("tqdm",)  # runtime dependencies `grader check` never imports
 _STUDENT_CLI = ("__init__", "__main__", "base", "check")  # of autograder/cli/: `grader --help` then lists only check
-
-
-class ReleaseError(GraderError):
-    """The release cannot be built, or what was built fails a check."""
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.errors import GraderError
+from autograder.errors import TemplateError
 from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import load_questions
 from autograder.util.paths import display_path
@@ -32,10 +32,6 @@ _MARKER_TEXT = re.compile(r"\b(BEGIN|END)\s+SOLUTION\b")  # case-sensitive, like
 
 
 _COMMENT_WIDTH = 100
-
-
-class TemplateError(GraderError):
-    """The reference's solution markers are malformed, or the generated template is not valid Python."""
 
 
 @dataclass(frozen=True)

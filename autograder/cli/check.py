@@ -24,8 +24,9 @@ def check(assignment: str, path: Path | None, tasks: tuple[str, ...], verbose: b
     """Run the public tests on your work (default: ./ASSIGNMENT; a package, a zip or a .ipynb notebook) and check
     the quiz answers' format."""
     from autograder.public.notebook import checked_work
+    from autograder.public.outcome import CheckOutcome
     from autograder.public.render import Printer
-    from autograder.public.runner import CheckOutcome, run_public_tests, select_tasks
+    from autograder.public.runner import run_public_tests, select_tasks
 
     spec = assignment_named(assignment)
     selected = select_tasks(spec, tasks)

@@ -16,12 +16,12 @@ import torch
 
 from autograder import __version__
 from autograder.batch.fingerprint import assignment_fingerprint
-from autograder.errors import AssignmentError, WorkerDied
+from autograder.errors import AssignmentError, TransportError, WorkerDied
 from autograder.grading.records import collect_output, ended_early, format_error, read_tensor_file, seconds_of, truncate
 from autograder.judge.compare import TOLERANCES
 from autograder.judge.refcache import ReferenceStore
 from autograder.judge.scoring import score_task
-from autograder.judge.transport import TransportError, decode_outputs
+from autograder.judge.transport import decode_outputs
 from autograder.judge.verdict import Judge
 from autograder.probe.checks import (
     Check,

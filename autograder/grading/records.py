@@ -6,7 +6,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from autograder.judge.transport import TransportError
+from autograder.errors import TransportError
 from autograder.sandbox.host import (
     JobResult,
 )

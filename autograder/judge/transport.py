@@ -15,15 +15,13 @@ import numpy as np
 import torch
 from safetensors.torch import load as load_safetensors
 
+from autograder.errors import TransportError
+
 MAX_KEYS = 4096
 MAX_STRING = 2000
 MAX_ELEMENTS = 8_000_000  # numbers in one check's tensors: real outputs hold thousands; bounds the parent's work
 MAX_NAME = 1000  # an output's name; the student's code can choose nested names (dict outputs)
 _JSON_TYPES = {bool: "bool", int: "int", float: "float", str: "str", type(None): "none"}
-
-
-class TransportError(Exception):
-    """The worker's results are malformed (never the student's fault alone: report as an error)."""
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,10 @@ from typing import Any
 
 from safetensors.torch import save as save_safetensors
 
-from autograder.errors import CheckFailed
+from autograder.errors import CheckFailed, TransportError
 from autograder.judge.compare import compare_outputs
 from autograder.judge.refcache import ReferenceStore
-from autograder.judge.transport import TransportError, decode_outputs, encode_outputs
+from autograder.judge.transport import decode_outputs, encode_outputs
 from autograder.probe.checks import Check
 from autograder.probe.context import Context, pin_torch_state
 from autograder.reports.results import FAILED, PASSED, CheckResult

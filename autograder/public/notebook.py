@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from autograder.errors import SubmissionError
+from autograder.errors import NotebookError, SubmissionError
 from autograder.spec.assignment import Assignment
 from autograder.submission.notebook.extract import extract, find_notebook, use_notebook, write_package
-from autograder.submission.notebook.read import Cell, NotebookError, read_notebook
+from autograder.submission.notebook.read import Cell, read_notebook
 
 
 @contextlib.contextmanager
@@ -73,7 +73,7 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
     there by ``grader check``'s runner in a separate process: what passes here passes there.
 
     Args:
-        assignment: The assignment's name (``"assignment3"``).
+        assignment: The assignment's name (e.g. ``"attention101"``).
         task: A task id, or ``"quiz"`` for the format of ``ANSWERS``; all tasks when None.
         path: A saved notebook file to check instead of the cells this kernel ran.
         show_extracted: A folder to write the extracted package files into, to see what the grader sees.
@@ -81,8 +81,9 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
     Returns:
         The check outcome (``grader check``'s ``CheckOutcome``); end the cell with ``;`` to hide it.
     """
+    from autograder.public.outcome import CheckOutcome
     from autograder.public.render import Printer
-    from autograder.public.runner import CheckOutcome, run_public_tests
+    from autograder.public.runner import run_public_tests
     from autograder.spec.assignment import load_assignment
 
     spec = load_assignment(assignment)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from autograder.public.runner import CheckOutcome, ImportProblem, PublicTaskResult, dependency_hints, used_tasks
+from autograder.public.hints import dependency_hints, used_tasks
+from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskResult
 from autograder.spec.assignment import Assignment
 from autograder.util.paths import display_path
 from autograder.util.safety import printable

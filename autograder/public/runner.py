@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from autograder.errors import GraderError
+from autograder.public.hints import add_dependency_hints
+from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskResult, TestResult
 from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import check_format, load_questions, read_answers
 from autograder.submission.package import find_package
@@ -29,94 +31,6 @@ from autograder.util.paths import PACKAGE_ROOT
 STARTUP_SECONDS = 120.0  # importing torch on a busy laptop
 SILENCE_SECONDS = 15.0  # the worker sends a heartbeat every second while tests run
 GRACE_SECONDS = 3.0  # the worker kills an overrunning test itself; this side steps in only if it does not
-FAILING = ("failed", "timeout", "crashed")
-
-
-@dataclass
-class TestResult:
-    """One public test's outcome."""
-
-    test: str
-    status: str
-    summary: list[str] = field(default_factory=list)
-    detail: str = ""
-
-
-@dataclass
-class ImportProblem:
-    """A student module that could not be imported (said once, with the tasks it blocks)."""
-
-    module: str
-    kind: str
-    message: str
-    file: str = ""
-    line: int = 0
-    text: str = ""
-    cause: str = ""
-    blocks: list[str] = field(default_factory=list)
-
-
-@dataclass
-class PublicTaskResult:
-    """Public-test outcome of one task."""
-
-    task: str
-    tests: list[TestResult] = field(default_factory=list)
-    expected: int = 0
-    done: bool = False
-    blocked_by: str = ""
-    problem: str = ""
-    hints: list[str] = field(default_factory=list)
-
-    def count(self, *statuses: str) -> int:
-        return sum(t.status in statuses for t in self.tests)
-
-    @property
-    def passed(self) -> int:
-        return self.count("passed")
-
-    @property
-    def failures(self) -> list[TestResult]:
-        return [t for t in self.tests if t.status in FAILING]
-
-    @property
-    def status(self) -> str:
-        if self.blocked_by:
-            return "blocked"
-        if self.failures or self.problem:
-            return "failed"
-        if self.count("not_implemented"):
-            return "not implemented"
-        if not self.done:
-            return "did not run"
-        return "passed" if self.passed else "no tests"
-
-
-@dataclass
-class CheckOutcome:
-    """Everything ``grader check`` found."""
-
-    package: Path
-    tasks: list[PublicTaskResult] = field(default_factory=list)
-    imports: list[ImportProblem] = field(default_factory=list)
-    quiz_problems: list[str] = field(default_factory=list)
-    quiz_answered: int = 0
-    quiz_questions: int = 0
-    quiz_checked: bool = False
-    crashed: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return (not self.crashed and not self.imports and all(t.status == "passed" for t in self.tasks)
-                and not self.quiz_problems)
-
-    def task(self, task_id: str) -> PublicTaskResult:
-        for task in self.tasks:
-            if task.task == task_id:
-                return task
-        result = PublicTaskResult(task_id)
-        self.tasks.append(result)
-        return result
 
 
 def locate_work(assignment: Assignment, path: Path | None) -> Path:
@@ -475,44 +389,6 @@ def _importable_root(assignment: Assignment, package: Path, tmp: Path) -> Path:
         if (package / name).is_file():
             (copy / name).write_bytes((package / name).read_bytes())
     return copy.parent
-
-
-def used_tasks(assignment: Assignment, task_id: str) -> list[str]:
-    """The other tasks whose code a task ``uses`` (from the manifest), in the manifest's order."""
-    try:
-        uses = assignment.task(task_id).uses
-    except GraderError:
-        return []
-    owners = {owner.id for owner in (assignment.owner_of(q) for q in uses) if owner is not None}
-    return [t.id for t in assignment.tasks if t.id in owners and t.id != task_id]
-
-
-def dependency_hints(assignment: Assignment, outcome: CheckOutcome, result: PublicTaskResult) -> list[str]:
-    """For a failing task: the tasks it uses that fail (or are not done) too, each to be fixed first."""
-    if result.status != "failed":
-        return []
-    status = {t.task: t.status for t in outcome.tasks}
-    used = used_tasks(assignment, result.task)
-    failing = [other for other in used if status.get(other) in ("failed", "blocked")]
-    missing = [other for other in used if status.get(other) == "not implemented"]
-    hints = []
-    if failing:
-        also = f" ({_join(failing[1:])} {'fails' if len(failing) == 2 else 'fail'} too)" if failing[1:] else ""
-        hints.append(f"may be caused by {failing[0]}, which fails: fix that first{also}")
-    if missing:
-        those = "that" if len(missing) == 1 else "those"
-        hints.append(f"may be caused by {_join(missing)}, not implemented yet: do {those} first")
-    return hints
-
-
-def _join(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def add_dependency_hints(assignment: Assignment, outcome: CheckOutcome) -> None:
-    """Fill every task's hints (see dependency_hints)."""
-    for result in outcome.tasks:
-        result.hints = dependency_hints(assignment, outcome, result)
 
 
 def _check_quiz(assignment: Assignment, package: Path, outcome: CheckOutcome) -> None:

@@ -19,12 +19,9 @@ import types
 from pathlib import Path
 from typing import Any
 
+from autograder.errors import BrokenModuleError
 from autograder.public import plugin
 from autograder.public.condense import shorten
-
-
-class BrokenModuleError(ImportError):
-    """Raised by the stand-in of a student module that could not be imported."""
 
 
 class _BrokenModule(types.ModuleType):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from autograder.errors import TrialFailed
 from autograder.sandbox import linux
 from autograder.sandbox.linux import prctl_quietly
 from autograder.sandbox.procfs import threads_of_user
@@ -218,10 +219,6 @@ def trial_checks(plan: Plan, job: dict[str, Any], tmp: str, results: Any) -> Non
         why = f"{type(exc).__name__}: {exc}"
     results.write(json.dumps({"trial": "failed", "why": why} if why else {"trial": "ok"}) + "\n")
     results.flush()
-
-
-class TrialFailed(Exception):
-    """A trial job found that an isolation feature does not protect what it should (never raised past the trial)."""
 
 
 def _require(condition: bool, why: str) -> None:

@@ -3,7 +3,7 @@
 From a notebook, in one line::
 
     from autograder.show import show
-    show("assignment3", "path/to/assignment3")     # writes ../assignment3-figures/index.html, returns its path
+    show("attention101", "path/to/attention101")   # writes ../attention101-figures/index.html, returns its path
 
 Importing this package is cheap (nothing of torch or matplotlib loads until a function runs).
 """
@@ -18,7 +18,7 @@ def show(assignment: str, path: str | Path | None = None, out: str | Path | None
     """Render the figures of ``assignment`` from the code at ``path``; return the page (``index.html``).
 
     Args:
-        assignment: The assignment's name (e.g. ``"assignment3"``).
+        assignment: The assignment's name (e.g. ``"attention101"``).
         path: The student's package folder, a folder holding it, or a zip (default ``./<package>``).
         out: The output folder (default ``<package>/../<package>-figures/``).
         **options: ``expected`` (bool) and ``workers`` (int), as for :func:`autograder.show.render.render_figures`.

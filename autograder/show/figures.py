@@ -36,6 +36,7 @@ from typing import Any
 
 import torch
 
+from autograder.errors import Unusable
 from autograder.probe import Check, Context
 
 TASK = "figures"
@@ -46,10 +47,6 @@ FORBIDDEN_NAME_PARTS = ("hidden", "key", "reference", "mistake", "variant")
 PROBE_ATTRIBUTE = "__figure_probe__"
 FIGURE_ATTRIBUTE = "__figure__"
 NOTE_OK, NOTE_BAD, NOTE_INFO = "ok", "bad", "info"
-
-
-class Unusable(Exception):
-    """Raised (by :class:`Data`) when an output cannot be drawn; the message says why, for the student."""
 
 
 @dataclass

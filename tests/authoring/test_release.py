@@ -15,9 +15,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from autograder.authoring.release import FORBIDDEN_NAME_PARTS, ReleaseError, build_release, fill
+from autograder.authoring.release import FORBIDDEN_NAME_PARTS, build_release, fill
 from autograder.authoring.template import BEGIN, END
 from autograder.cli import main
+from autograder.errors import ReleaseError
 from autograder.spec.assignment import Assignment, load_assignment
 from autograder.spec.quiz import load_key
 

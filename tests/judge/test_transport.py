@@ -7,7 +7,8 @@ import pytest
 import torch
 from safetensors.torch import save
 
-from autograder.judge.transport import Foreign, TransportError, decode_outputs, encode_outputs
+from autograder.errors import TransportError
+from autograder.judge.transport import Foreign, decode_outputs, encode_outputs
 
 
 def roundtrip(outputs):

@@ -17,9 +17,10 @@ from click.testing import CliRunner
 from autograder.authoring.notebook_template import notebook_drift, notebook_path
 from autograder.batch.discover import discover
 from autograder.cli import main
+from autograder.errors import NotebookError
 from autograder.spec.assignment import Assignment, load_assignment
 from autograder.submission.notebook.extract import extract, extract_notebook
-from autograder.submission.notebook.read import Cell, NotebookError, neutralise, notebook_cells, read_notebook
+from autograder.submission.notebook.read import Cell, neutralise, notebook_cells, read_notebook
 from autograder.submission.package import prepare_submission, submission_digest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.errors import SubmissionError
+from autograder.errors import NotebookError, SubmissionError
 from autograder.spec.assignment import Assignment
 from autograder.submission.notebook.collect import ANSWERS_NAME, MAX_NOTES, collect
 from autograder.submission.notebook.layout import answers_toml, build_modules, layout_sources, parse_layout
-from autograder.submission.notebook.read import NOTEBOOK_SUFFIX, Cell, NotebookError, is_notebook, read_notebook
+from autograder.submission.notebook.read import NOTEBOOK_SUFFIX, Cell, is_notebook, read_notebook
 
 
 @dataclass

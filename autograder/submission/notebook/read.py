@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder.errors import SubmissionError
+from autograder.errors import NotebookError
 
 # nbformat is not imported here: its import costs seconds (jsonschema), which would dominate grading a notebook.
 # The file format (nbformat 4, and nbformat 3's worksheets) is plain JSON and read as such.
@@ -26,10 +26,6 @@ _HELP = re.compile(r"^[A-Za-z_][\w.]*(\(.*\))?\?{1,2}$")
 
 
 _SHELL_ASSIGN = re.compile(r"^[A-Za-z_][\w.,\s]*=\s*[!%]")
-
-
-class NotebookError(SubmissionError):
-    """The notebook cannot be read (not JSON, not a notebook, too large)."""
 
 
 @dataclass(frozen=True)

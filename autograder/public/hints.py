@@ -1,0 +1,45 @@
+"""One bug, one task: a failing task whose building blocks fail too is told to fix those first."""
+
+from __future__ import annotations
+
+from autograder.errors import GraderError
+from autograder.public.outcome import CheckOutcome, PublicTaskResult
+from autograder.spec.assignment import Assignment
+
+
+def used_tasks(assignment: Assignment, task_id: str) -> list[str]:
+    """The other tasks whose code a task ``uses`` (from the manifest), in the manifest's order."""
+    try:
+        uses = assignment.task(task_id).uses
+    except GraderError:
+        return []
+    owners = {owner.id for owner in (assignment.owner_of(q) for q in uses) if owner is not None}
+    return [t.id for t in assignment.tasks if t.id in owners and t.id != task_id]
+
+
+def dependency_hints(assignment: Assignment, outcome: CheckOutcome, result: PublicTaskResult) -> list[str]:
+    """For a failing task: the tasks it uses that fail (or are not done) too, each to be fixed first."""
+    if result.status != "failed":
+        return []
+    status = {t.task: t.status for t in outcome.tasks}
+    used = used_tasks(assignment, result.task)
+    failing = [other for other in used if status.get(other) in ("failed", "blocked")]
+    missing = [other for other in used if status.get(other) == "not implemented"]
+    hints = []
+    if failing:
+        also = f" ({_join(failing[1:])} {'fails' if len(failing) == 2 else 'fail'} too)" if failing[1:] else ""
+        hints.append(f"may be caused by {failing[0]}, which fails: fix that first{also}")
+    if missing:
+        those = "that" if len(missing) == 1 else "those"
+        hints.append(f"may be caused by {_join(missing)}, not implemented yet: do {those} first")
+    return hints
+
+
+def _join(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def add_dependency_hints(assignment: Assignment, outcome: CheckOutcome) -> None:
+    """Fill every task's hints (see dependency_hints)."""
+    for result in outcome.tasks:
+        result.hints = dependency_hints(assignment, outcome, result)

@@ -1,0 +1,95 @@
+"""What `grader check` found: per-test and per-task results, import problems, the quiz's format."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+FAILING = ("failed", "timeout", "crashed")  # statuses that fail a test
+
+
+@dataclass
+class TestResult:
+    """One public test's outcome."""
+
+    test: str
+    status: str
+    summary: list[str] = field(default_factory=list)
+    detail: str = ""
+
+
+@dataclass
+class ImportProblem:
+    """A student module that could not be imported (said once, with the tasks it blocks)."""
+
+    module: str
+    kind: str
+    message: str
+    file: str = ""
+    line: int = 0
+    text: str = ""
+    cause: str = ""
+    blocks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PublicTaskResult:
+    """Public-test outcome of one task."""
+
+    task: str
+    tests: list[TestResult] = field(default_factory=list)
+    expected: int = 0
+    done: bool = False
+    blocked_by: str = ""
+    problem: str = ""
+    hints: list[str] = field(default_factory=list)
+
+    def count(self, *statuses: str) -> int:
+        return sum(t.status in statuses for t in self.tests)
+
+    @property
+    def passed(self) -> int:
+        return self.count("passed")
+
+    @property
+    def failures(self) -> list[TestResult]:
+        return [t for t in self.tests if t.status in FAILING]
+
+    @property
+    def status(self) -> str:
+        if self.blocked_by:
+            return "blocked"
+        if self.failures or self.problem:
+            return "failed"
+        if self.count("not_implemented"):
+            return "not implemented"
+        if not self.done:
+            return "did not run"
+        return "passed" if self.passed else "no tests"
+
+
+@dataclass
+class CheckOutcome:
+    """Everything ``grader check`` found."""
+
+    package: Path
+    tasks: list[PublicTaskResult] = field(default_factory=list)
+    imports: list[ImportProblem] = field(default_factory=list)
+    quiz_problems: list[str] = field(default_factory=list)
+    quiz_answered: int = 0
+    quiz_questions: int = 0
+    quiz_checked: bool = False
+    crashed: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return (not self.crashed and not self.imports and all(t.status == "passed" for t in self.tasks)
+                and not self.quiz_problems)
+
+    def task(self, task_id: str) -> PublicTaskResult:
+        for task in self.tasks:
+            if task.task == task_id:
+                return task
+        result = PublicTaskResult(task_id)
+        self.tasks.append(result)
+        return result
