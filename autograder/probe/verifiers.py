@@ -81,35 +81,43 @@ def rows_sum_to_one(*names: str, atol: float = 1e-4) -> Verifier:
     return verify
 
 
-def future_unchanged(before: str, after: str, *, what: str = "the last key and value", atol: float = 1e-6,
-                     last_changes_by: float | None = 1e-3) -> Verifier:
+def future_unchanged(before: str, after: str, *, what: str = "the last token", outputs_of: str = "tokens",
+                     atol: float = 1e-6, last_changes_by: float | None = None, shape: str | None = None,
+                     when: str = "", nan_hint: str = "") -> Verifier:
     """Causality: changing the last position's input leaves every earlier position's output unchanged.
 
     The probe returns the output twice, for inputs that differ only at the last position; positions run along
     the second-to-last dimension.
 
     Args:
-        before: Output name of the first call.
+        before: Output name of the first call (also names the call in the shape message, e.g. "forward").
         after: Output name of the call whose last position's input changed.
-        what: What the probe changed, in the student's words (used in messages).
+        what: What the probe changed, in the student's words ("the last token", "the last key and value").
+        outputs_of: What the earlier positions are ("tokens", "queries").
         atol: How much an earlier position's output may move (float32 noise only).
-        last_changes_by: The last position's output must move by more than this (it sees its own input); None
-            to skip that half, e.g. when the last input need not influence its own output.
+        last_changes_by: If set, the last position's output must move by more than this (it sees its own input).
+        shape: The expected shape in words, e.g. "(batch, n, dim)": the output must have that many dimensions.
+        when: Words that say under which setting causality holds, e.g. "with causal=True".
+        nan_hint: Words added to the message about NaN outputs (what usually causes them).
     """
+    lead = f"{when}, " if when else ""
 
     def verify(student: Outputs, reference: Outputs | None, ctx: Context) -> Iterator[str]:
         (_, a), (_, b) = select(student, [before]) + select(student, [after])
         problem = _tensor_problem(before, a) or _tensor_problem(after, b)
+        rank = shape.count(",") + 1 if shape else None
         if problem:
             yield problem
+        elif rank is not None and (a.shape != b.shape or a.dim() != rank):
+            yield f"{before} must return shape {shape}, got {tuple(a.shape)}"
         elif a.shape != b.shape or a.dim() < 2:
             yield f"the output's shape changed with the input values ({tuple(a.shape)} and {tuple(b.shape)})"
         elif not (torch.isfinite(a).all() and torch.isfinite(b).all()):
-            yield "with causal=True, the output contains NaN or infinite values (is some query left with no key?)"
+            yield f"{lead}the output contains NaN or infinite values{nan_hint}"
         elif not (a[..., :-1, :] - b[..., :-1, :]).abs().max() <= atol:
-            yield f"with causal=True, changing {what} changed the outputs of earlier positions"
+            yield f"{lead}changing {what} changed the outputs of earlier {outputs_of}"
         elif last_changes_by is not None and not (a[..., -1, :] - b[..., -1, :]).abs().max() > last_changes_by:
-            yield f"with causal=True, the last position must still see {what}"
+            yield f"{lead}the last position must still see {what}"
 
     return verify
 

@@ -46,13 +46,20 @@ def test_future_unchanged():
     a = torch.randn(2, 6, 4)
     b = a.clone()
     b[:, -1] += 1.0
-    assert messages(future_unchanged("a", "b"), {"a": a, "b": b}) == []
+    causal = future_unchanged("a", "b", last_changes_by=1e-3, when="with causal=True")
+    assert messages(causal, {"a": a, "b": b}) == []
     leaky = b.clone()
     leaky[:, 0] += 0.01
-    assert "earlier positions" in messages(future_unchanged("a", "b"), {"a": a, "b": leaky})[0]
-    assert "still see" in messages(future_unchanged("a", "b"), {"a": a, "b": a.clone()})[0]
-    assert messages(future_unchanged("a", "b", last_changes_by=None), {"a": a, "b": a.clone()}) == []
-    assert "shape" in messages(future_unchanged("a", "b"), {"a": a, "b": a[:, :3]})[0]
+    assert messages(causal, {"a": a, "b": leaky}) == [
+        "with causal=True, changing the last token changed the outputs of earlier tokens"]
+    assert "still see" in messages(causal, {"a": a, "b": a.clone()})[0]
+    assert messages(future_unchanged("a", "b"), {"a": a, "b": a.clone()}) == []  # the last change not required
+    assert "shape" in messages(causal, {"a": a, "b": a[:, :3]})[0]
+    ranked = future_unchanged("forward", "b", shape="(batch, n, dim)")
+    assert messages(ranked, {"forward": a[0], "b": a[0]}) == ["forward must return shape (batch, n, dim), got (6, 4)"]
+    nan = a.clone()
+    nan[0, 0, 0] = float("nan")
+    assert "NaN" in messages(causal, {"a": nan, "b": nan})[0]
 
 
 def test_kind_and_dtype():

@@ -7,7 +7,7 @@ token and batches.
 Large scores: inputs and projections of large magnitude give scores in the thousands to tens of thousands, in
 float64. A softmax written inline without subtracting the maximum gives NaN there, and a finite mask value
 (a fill of -1e4, or -1e4 added) is overcome; -inf, -1e9 and np.finfo min masks agree with the reference. The
-property checks are gated on the values (autograder.probe.gated): a function that computes nothing cannot earn them.
+property checks are gated on the values (probe.gated): a function that computes nothing cannot earn them.
 """
 
 import functools

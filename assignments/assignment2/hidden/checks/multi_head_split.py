@@ -9,13 +9,13 @@ next to their sum, whatever random numbers the layer draws (see causal_self_atte
 
 Large inputs (scores in the thousands, spreads beyond 1e4, "deep" tolerance) catch a softmax written without
 subtracting the maximum and a finite mask value that large scores overcome. The causality, structure and
-ValueError checks are gated on the values (autograder.probe.gated): a layer that computes nothing cannot earn them.
+ValueError checks are gated on the values (probe.gated): a layer that computes nothing cannot earn them.
 """
 
 import torch
 from _dropout_probe import dropout_verdict, one_hot_tokens, readable_value_weight
 
-from autograder.probe import check, gate_values, gate_values_of, gated, raised
+from autograder.probe import check, future_unchanged, gate_values, gate_values_of, gated, raised
 
 SHAPES = [  # (d_in, d_out, context_length, n_heads, batch, n, bias)
     (6, 12, 8, 3, 2, 5, False),
@@ -49,7 +49,7 @@ def _ordinary_call(impl, ctx):
 
 
 def _gate(impl, ctx):
-    """The gate values of one ordinary call (see autograder.probe.gating); an exception there fails the property check."""
+    """The gate values of one ordinary call (autograder.probe.gating); an exception there fails the check."""
     return gate_values_of(lambda: _ordinary_call(impl, ctx))
 
 
@@ -137,14 +137,9 @@ def dropout_on_weights(impl, ref, ctx):
     return {"eval": eval_out, "train": train_out}
 
 
-def _future_unchanged(student, reference, ctx):
-    a, b = student["forward"], student["forward with the last token changed"]
-    if a.shape != b.shape or a.dim() != 3:
-        yield f"forward must return shape (batch, n, d_out), got {tuple(a.shape)}"
-    elif not (torch.isfinite(a).all() and torch.isfinite(b).all()):
-        yield "the output contains NaN or infinite values (does some token see no key at all?)"
-    elif not (a[:, :-1] - b[:, :-1]).abs().max() <= 1e-5:
-        yield "changing the last token changed the outputs of earlier tokens: nothing may attend to the future"
+# Causality, the ready-made way: earlier positions' outputs never move when only the last input changes.
+_future_unchanged = future_unchanged("forward", "forward with the last token changed", shape="(batch, n, d_out)",
+                                     atol=1e-5, nan_hint=" (does some token see no key at all?)")
 
 
 @check("multi_head_split", weight=1, verify=gated(_future_unchanged, what=WHAT), compare_reference=False,

@@ -3,13 +3,13 @@
 The student's layer runs with the reference CausalSelfAttention as its heads. Every layer is built after
 ctx.seed_torch(), then ctx.init_module gives it seeded, distinct weights (by parameter name: heads.0.W_q.weight,
 ..., out_proj.weight). Shapes include one head, d_in != d_out, head width 1 and a single token. The causality,
-structure and ValueError checks are gated on the values (autograder.probe.gated): a layer that computes nothing cannot earn
+structure and ValueError checks are gated on the values (probe.gated): a layer that computes nothing cannot earn
 them.
 """
 
 import torch
 
-from autograder.probe import check, gate_values, gate_values_of, gated, raised
+from autograder.probe import check, future_unchanged, gate_values, gate_values_of, gated, raised
 
 SHAPES = [  # (d_in, d_out, context_length, n_heads, batch, n, bias)
     (6, 12, 8, 3, 2, 5, False),
@@ -39,7 +39,7 @@ def _ordinary_call(impl, ctx):
 
 
 def _gate(impl, ctx):
-    """The gate values of one ordinary call (see autograder.probe.gating); an exception there fails the property check."""
+    """The gate values of one ordinary call (autograder.probe.gating); an exception there fails the check."""
     return gate_values_of(lambda: _ordinary_call(impl, ctx))
 
 
@@ -74,12 +74,9 @@ def eval_mode(impl, ref, ctx):
         return {"first call": layer(x), "second call": layer(x)}
 
 
-def _future_unchanged(student, reference, ctx):
-    a, b = student["forward"], student["forward with the last token changed"]
-    if a.shape != b.shape or a.dim() != 3:
-        yield f"forward must return shape (batch, n, d_out), got {tuple(a.shape)}"
-    elif not (a[:, :-1] - b[:, :-1]).abs().max() <= 1e-5:
-        yield "changing the last token changed the outputs of earlier tokens"
+# Causality, the ready-made way: earlier positions' outputs never move when only the last input changes.
+_future_unchanged = future_unchanged("forward", "forward with the last token changed", shape="(batch, n, d_out)",
+                                     atol=1e-5)
 
 
 @check("multi_head_stacked", weight=1, verify=gated(_future_unchanged, what=WHAT), compare_reference=False,

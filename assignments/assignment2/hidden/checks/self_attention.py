@@ -3,7 +3,7 @@
 The student's function runs with the reference softmax. Shapes include n != d, a single token and batched
 inputs, so a softmax over the wrong axis (X X^T is symmetric, its column softmax is the transpose) or X.T on
 a batch cannot pass by accident. Large inputs (scores in the thousands) catch a softmax written inline without
-subtracting the maximum. The properties check is gated on the values (autograder.probe.gated).
+subtracting the maximum. The properties check is gated on the values (probe.gated).
 """
 
 import numpy as np

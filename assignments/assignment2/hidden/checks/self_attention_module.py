@@ -4,7 +4,7 @@ Every layer is built after ctx.seed_torch(), then ctx.init_module gives it seede
 parameter name, so the student's W_q, W_k, W_v get the same values as the reference's). d_in != d_out in
 most shapes, so a scale by sqrt(d_in) or a projection of the wrong size cannot pass by accident. Large inputs
 (scores in the hundreds to thousands, "deep" tolerance) catch a softmax written without subtracting the maximum.
-The equivariance and structure checks are gated on the values (autograder.probe.gated).
+The equivariance and structure checks are gated on the values (probe.gated).
 """
 
 import torch
@@ -35,7 +35,7 @@ def _ordinary_call(impl, ctx):
 
 
 def _gate(impl, ctx):
-    """The gate values of one ordinary call (see autograder.probe.gating); an exception there fails the property check."""
+    """The gate values of one ordinary call (autograder.probe.gating); an exception there fails the check."""
     return gate_values_of(lambda: _ordinary_call(impl, ctx))
 
 

@@ -3,7 +3,7 @@
 The student's function runs with the reference softmax. Shapes include a single encoder state, n != d and
 a wide query, so a transposed product or a sum over the wrong axis cannot pass by accident. Large scores (in the
 thousands) catch a softmax written inline without subtracting the maximum. The properties and the ValueError
-check are gated on the values (autograder.probe.gated): a function that computes nothing cannot earn them.
+check are gated on the values (probe.gated): a function that computes nothing cannot earn them.
 """
 
 import functools
@@ -43,7 +43,7 @@ def _ordinary_call(impl, ctx):
 
 
 def _gate(impl, ctx):
-    """The gate values of one ordinary call (see autograder.probe.gating); an exception there fails the property check."""
+    """The gate values of one ordinary call (autograder.probe.gating); an exception there fails the check."""
     return gate_values_of(lambda: _ordinary_call(impl, ctx))
 
 

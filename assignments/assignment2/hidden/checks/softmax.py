@@ -2,7 +2,7 @@
 
 Inputs are float64 NumPy arrays from the check's seeded generator; outputs are compared with the reference's
 (same dtype, same shape, then values). Stability inputs sit around +-1000, where exp overflows unless the
-maximum is subtracted slice by slice. The properties check is gated on the values (autograder.probe.gated): a constant
+maximum is subtracted slice by slice. The properties check is gated on the values (probe.gated): a constant
 such as 1/n (rows that sum to 1 and ignore a shift) earns nothing.
 """
 

@@ -3,7 +3,7 @@
 The helper runs on reference layers (MultiHeadCausalAttentionStacked and MultiHeadCausalAttention). The stacked
 layer gets seeded weights from ctx.init_module; the split layer keeps a different, seeded default
 initialisation, so anything the helper forgets to copy (out_proj, a bias, a head) shows. The source-untouched and
-ValueError checks are gated on the copied weights (autograder.probe.gated): a helper that copies nothing cannot earn them.
+ValueError checks are gated on the copied weights (probe.gated): a helper that copies nothing cannot earn them.
 """
 
 import torch

@@ -2,7 +2,7 @@
 
 The pattern check converts the mask to bool first, so a mask with the right pattern but the wrong dtype
 loses only the dtype check (and the exact-value check), not everything. The dtype-and-shape check is gated on the
-pattern (autograder.probe.gated): an all-False or all-True bool tensor of the right shape earns nothing.
+pattern (probe.gated): an all-False or all-True bool tensor of the right shape earns nothing.
 """
 
 import torch

@@ -2,7 +2,7 @@
 
 Shapes have batch > 1, sequence lengths different from the head size, a single token, odd sizes, and
 one head of size 1, so a split without the transpose or an interleaved split cannot pass by accident. The
-ValueError check is gated on split_heads' values (autograder.probe.gated): a function that always raises earns nothing.
+ValueError check is gated on split_heads' values (probe.gated): a function that always raises earns nothing.
 """
 
 import torch

@@ -2,7 +2,7 @@
 
 With distinct primes a missing, doubled or swapped factor always changes the product, so it cannot hide.
 The value checks accept a float holding a whole number (the type is graded once, by returns_int), and
-returns_int is gated on the values (autograder.probe.gated): a function returning a constant int earns nothing.
+returns_int is gated on the values (probe.gated): a function returning a constant int earns nothing.
 """
 
 

@@ -9,12 +9,12 @@ attention written inside the class must stay finite and mask with -inf there (co
 tolerance: at a score of magnitude S a correct float32 softmax carries a relative error of ~S * 2**-24).
 
 Property checks (causality, equivariance, weights agreeing with forward, structure, the ValueError) are gated on
-the values (autograder.probe.gated): a layer that computes nothing cannot earn them.
+the values (probe.gated): a layer that computes nothing cannot earn them.
 """
 
 import torch
 
-from autograder.probe import check, gate_values, gate_values_of, gated, raised
+from autograder.probe import check, future_unchanged, gate_values, gate_values_of, gated, raised
 
 SELF_SHAPES = [  # (dim, heads, batch, n): head size != dim, n != head size, a single token, odd lengths
     (12, 3, 2, 5),
@@ -50,7 +50,7 @@ def _ordinary_call(impl, ctx):
 
 
 def _gate_values(impl, ctx):
-    """The gate values of one ordinary call (see autograder.probe.gating); an exception there fails the property check."""
+    """The gate values of one ordinary call (autograder.probe.gating); an exception there fails the check."""
     return gate_values_of(lambda: _ordinary_call(impl, ctx))
 
 
@@ -104,14 +104,9 @@ def causal_values(impl, ref, ctx):
     return outputs
 
 
-def _future_unchanged(student, reference, ctx):
-    a, b = student["forward"], student["forward with the last token changed"]
-    if a.shape != b.shape or a.dim() != 3:
-        yield f"forward must return shape (batch, n, dim), got {tuple(a.shape)}"
-    elif not (torch.isfinite(a).all() and torch.isfinite(b).all()):
-        yield "with causal=True, the output contains NaN or infinite values"
-    elif not (a[:, :-1] - b[:, :-1]).abs().max() <= 1e-5:
-        yield "with causal=True, changing the last token changed the outputs of earlier tokens"
+# Causality, the ready-made way: earlier positions' outputs never move when only the last input changes.
+_future_unchanged = future_unchanged("forward", "forward with the last token changed", shape="(batch, n, dim)",
+                                     atol=1e-5, when="with causal=True")
 
 
 @check("multi_head_attention", weight=1, verify=gated(_future_unchanged, what=WHAT), compare_reference=False,

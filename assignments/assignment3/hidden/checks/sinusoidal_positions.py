@@ -1,6 +1,6 @@
 """Hidden checks of sinusoidal_positions: values near and far from position 0, dtype and shape, odd widths.
 
-The dtype-and-shape and odd-width checks are gated on the values (autograder.probe.gated): a table of zeros of the right
+The dtype-and-shape and odd-width checks are gated on the values (probe.gated): a table of zeros of the right
 shape, or a function that always raises, earns nothing.
 """
 

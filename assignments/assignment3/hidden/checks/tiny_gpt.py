@@ -7,7 +7,7 @@ Large magnitudes: models whose token embeddings are large and whose attention sc
 thousands (query and key projections scaled up) must still give finite, correct logits and attention maps
 (compared with the "deep" tolerance).
 
-Property checks (parts, causality, the length limit) are gated on the logits (autograder.probe.gated): a model that computes
+Property checks (parts, causality, the length limit) are gated on the logits (probe.gated): a model that computes
 nothing cannot earn them.
 """
 
@@ -50,7 +50,7 @@ def _ordinary_call(impl, ctx):
 
 
 def _gate_values(impl, ctx):
-    """The gate values of one ordinary call (see autograder.probe.gating); an exception there fails the property check."""
+    """The gate values of one ordinary call (autograder.probe.gating); an exception there fails the check."""
     return gate_values_of(lambda: _ordinary_call(impl, ctx))
 
 

@@ -10,13 +10,13 @@ Large inputs: tokens whose features all sit hundreds away from zero (an offset p
 check compares forward(x) - x, what the two sublayers add, with the "deep" tolerance (x itself would hide them,
 and its float32 roundoff at that magnitude is ~3e-5).
 
-Property checks (causality, structure, the input unchanged) are gated on the values (autograder.probe.gated): a block that
+Property checks (causality, structure, the input unchanged) are gated on the values (probe.gated): a block that
 computes nothing cannot earn them.
 """
 
 import torch
 
-from autograder.probe import check, gate_values, gate_values_of, gated
+from autograder.probe import check, future_unchanged, gate_values, gate_values_of, gated
 
 SHAPES = [  # (dim, heads, mlp_ratio, batch, n)
     (16, 4, 2, 2, 5),
@@ -46,7 +46,7 @@ def _ordinary_call(impl, ctx):
 
 
 def _gate_values(impl, ctx):
-    """The gate values of one ordinary call (see autograder.probe.gating); an exception there fails the property check."""
+    """The gate values of one ordinary call (autograder.probe.gating); an exception there fails the check."""
     return gate_values_of(lambda: _ordinary_call(impl, ctx))
 
 
@@ -76,14 +76,9 @@ def causal_values(impl, ref, ctx):
     return outputs
 
 
-def _future_unchanged(student, reference, ctx):
-    a, b = student["forward"], student["forward with the last token changed"]
-    if a.shape != b.shape or a.dim() != 3:
-        yield f"forward must return shape (batch, n, dim), got {tuple(a.shape)}"
-    elif not (torch.isfinite(a).all() and torch.isfinite(b).all()):
-        yield "with causal=True, the output contains NaN or infinite values"
-    elif not (a[:, :-1] - b[:, :-1]).abs().max() <= 1e-5:
-        yield "with causal=True, changing the last token changed the outputs of earlier tokens"
+# Causality, the ready-made way: earlier positions' outputs never move when only the last input changes.
+_future_unchanged = future_unchanged("forward", "forward with the last token changed", shape="(batch, n, dim)",
+                                     atol=1e-5, when="with causal=True")
 
 
 @check("transformer_block", weight=1, verify=gated(_future_unchanged, what=WHAT), compare_reference=False,
