@@ -23,7 +23,7 @@ from autograder.probe.context import (
     pin_torch_state,
 )
 from autograder.probe.gating import gate_failures, gate_values, gate_values_of, gated
-from autograder.probe.helpers import kind_of, raised, rows_counter, state_dict_outputs
+from autograder.probe.helpers import kind_of, raised, recording, rows_counter, state_dict_outputs
 from autograder.probe.verifiers import (
     all_of,
     dtype_is,
@@ -38,7 +38,7 @@ from autograder.probe.verifiers import (
 __all__ = [
     "Check", "CheckFailed", "Context", "Outputs", "Probe", "Verifier", "canonical_parameters", "check",
     "collect_checks", "derive_seed", "helper_sources", "kind_of", "load_checks_file", "pin_torch_state", "raised",
-    "rows_counter", "run_checks_file", "state_dict_outputs",
+    "recording", "rows_counter", "run_checks_file", "state_dict_outputs",
     # ready-made verifiers, and the gate that makes a property count only with the right values
     "gate_failures", "gate_values", "gate_values_of", "gated",
     "all_of", "dtype_is", "exact_values", "future_unchanged", "kind_is", "rows_sum_to_one", "select", "unchanged",

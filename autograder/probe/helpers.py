@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any, Callable
 
 import torch
@@ -52,3 +54,31 @@ def raised(call: Callable[[], Any]) -> str:
     except Exception as exc:  # noqa: BLE001 - the exception's type is the output
         return type(exc).__name__
     return "no exception"
+
+
+@contextlib.contextmanager
+def recording(module: Any, name: str, record: Callable[[Any], Any]) -> Iterator[None]:
+    """Within the block, every call of ``module.name(...)`` also passes its result to ``record``.
+
+    For a probe that must see what the code under test does inside a call it makes (e.g. which batches a
+    student's ``train`` draws, which models it builds), without trusting what that code reports. Recording is
+    best effort: an exception in ``record`` is ignored, and the original is put back on leaving the block.
+    """
+    original = getattr(module, name, None)
+    if not callable(original):
+        yield
+        return
+
+    def recorded(*args, **kwargs):
+        result = original(*args, **kwargs)
+        try:
+            record(result)
+        except Exception:  # noqa: BLE001 - recording is best effort; the check judges what it saw
+            pass
+        return result
+
+    setattr(module, name, recorded)
+    try:
+        yield
+    finally:
+        setattr(module, name, original)
