@@ -14,21 +14,19 @@ import ast
 import inspect
 import itertools
 import re
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from safetensors.torch import save as save_safetensors
 
 from autograder.authoring.verify import check_quiz_key
-from autograder.errors import CheckFailed
 from autograder.grading.grader import Grader
-from autograder.judge.compare import compare_outputs
-from autograder.judge.transport import decode_outputs, encode_outputs
-from autograder.probe import Context, collect_checks, derive_seed, load_checks_file, pin_torch_state
+from autograder.judge.verdict import Judge
+from autograder.probe import collect_checks, derive_seed, load_checks_file
 from autograder.public.runner import run_public_tests
-from autograder.reports.results import NOT_IMPLEMENTED, PASSED
+from autograder.reports.results import ERROR, NOT_IMPLEMENTED, PASSED, CheckResult
 from autograder.spec.assignment import load_assignment
 from autograder.spec.mutation import apply_mutation, load_mutations
 from autograder.spec.quiz import load_key, load_questions, read_answers
@@ -185,35 +183,19 @@ def test_reference_regions_are_inside_function_bodies_only():
 # -- hidden checks, in process -----------------------------------------------------------------------------
 
 
-def _outputs(check, seed, package):
-    pin_torch_state(seed)
-    values, tensors = encode_outputs(check.probe(package, REFERENCE, Context(seed)))
-    return decode_outputs(values, save_safetensors(tensors) if tensors else None)
-
-
-_EXPECTED: dict[str, dict] = {}
+JUDGE = Judge(ASSIGNMENT, REFERENCE, {}, [], Path(tempfile.mkdtemp(prefix="judge-")))  # the grader's own verdict
 
 
 def _passes(check, package) -> bool:
-    """Judge one check like Grader._judge (an exception in the code under test is a failure)."""
+    """The grader's verdict on one check, its probe run in this process (an exception fails the check)."""
     seed = derive_seed(ASSIGNMENT.seed, check.name)
-    if check.name not in _EXPECTED:
-        _EXPECTED[check.name] = _outputs(check, seed, REFERENCE)
-    expected = _EXPECTED[check.name]
     try:
         with np.errstate(all="ignore"):
-            actual = _outputs(check, seed, package)
-    except Exception:  # noqa: BLE001
+            actual = JUDGE.run_reference_probe(check, seed, package)
+    except Exception:  # noqa: BLE001 - the code under test raising is a failed check
         return False
-    if check.compare_reference and compare_outputs(expected, actual, check.tolerance):
-        return False
-    if check.verify:
-        try:
-            if list(check.verify(actual, expected, Context(seed, reference=REFERENCE))):
-                return False
-        except CheckFailed:
-            return False
-    return True
+    result = CheckResult(check.name, check.description, check.weight, ERROR, seed=seed)
+    return JUDGE.judge(check, seed, actual, result).status == PASSED
 
 
 def _package(mutation, tmp_path: Path):

@@ -10,15 +10,16 @@ broken checks in seconds.
 from __future__ import annotations
 
 import itertools
+import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
-from autograder.errors import CheckFailed
-from autograder.judge.compare import compare_outputs
-from autograder.judge.transport import encode_outputs
-from autograder.probe import Context, collect_checks, derive_seed, load_checks_file, pin_torch_state
+from autograder.judge.verdict import Judge
+from autograder.probe import Context, collect_checks, derive_seed, load_checks_file
+from autograder.reports.results import ERROR, PASSED, CheckResult
 from autograder.spec.assignment import load_assignment
 from autograder.spec.mutation import apply_mutation, load_mutations
 from autograder.spec.reference import load_package
@@ -52,34 +53,19 @@ MISTAKES = _family("mistakes")
 VARIANTS = _family("variants")
 
 
-def _outputs(check, seed, package):
-    pin_torch_state(seed)
-    values, tensors = encode_outputs(check.probe(package, REFERENCE, Context(seed)))
-    return {k: tensors[v["ref"]] if v["kind"] == "tensor" else v.get("value") for k, v in values.items()}
-
-
-_EXPECTED: dict[str, dict] = {}
+JUDGE = Judge(ASSIGNMENT, REFERENCE, {}, [], Path(tempfile.mkdtemp(prefix="judge-")))  # the grader's own verdict
 
 
 def _passes(check, package) -> bool:
-    """Judge one check like the grader's _judge (an exception counts as a failure)."""
+    """The grader's verdict on one check, its probe run in this process (an exception fails the check)."""
     seed = derive_seed(ASSIGNMENT.seed, check.name)
-    if check.name not in _EXPECTED:
-        _EXPECTED[check.name] = _outputs(check, seed, REFERENCE)
-    expected = _EXPECTED[check.name]
     try:
-        actual = _outputs(check, seed, package)
-    except Exception:  # noqa: BLE001 - the student's code raising is a failed check
+        with np.errstate(all="ignore"):
+            actual = JUDGE.run_reference_probe(check, seed, package)
+    except Exception:  # noqa: BLE001 - the code under test raising is a failed check
         return False
-    if check.compare_reference and compare_outputs(expected, actual, check.tolerance):
-        return False
-    if check.verify:
-        try:
-            if list(check.verify(actual, expected, Context(seed, reference=REFERENCE))):
-                return False
-        except CheckFailed:
-            return False
-    return True
+    result = CheckResult(check.name, check.description, check.weight, ERROR, seed=seed)
+    return JUDGE.judge(check, seed, actual, result).status == PASSED
 
 
 def _package(mutation, tmp_path: Path):
