@@ -11,6 +11,7 @@ from pathlib import Path
 
 from autograder.authoring.blind import BLIND_KINDS, write_blind_package
 from autograder.authoring.template import render_template
+from autograder.errors import GraderError
 from autograder.grading.grader import Grader
 from autograder.reports.results import PASSED, GradeReport, TaskResult
 from autograder.spec.assignment import Assignment
@@ -157,27 +158,37 @@ def _in_parallel(assignment: Assignment, work: list, jobs: int, one, progress=No
     for index, item in enumerate(work):
         pending.put((index, item))
     rows: list = [None] * len(work)
+    failures: list[BaseException] = []
     lock = threading.Lock()
 
     def worker() -> None:
-        with tempfile.TemporaryDirectory(prefix="grader-audit-") as tmp, Grader(assignment) as grader:
-            while True:
-                try:
-                    index, item = pending.get_nowait()
-                except queue.Empty:
-                    return
-                row = one(grader, Path(tmp), item)
-                with lock:
-                    rows[index] = row
-                    if progress:
-                        progress(row)
+        try:
+            with tempfile.TemporaryDirectory(prefix="grader-audit-") as tmp, Grader(assignment) as grader:
+                while True:
+                    try:
+                        index, item = pending.get_nowait()
+                    except queue.Empty:
+                        return
+                    row = one(grader, Path(tmp), item)
+                    with lock:
+                        rows[index] = row
+                        if progress:
+                            progress(row)
+        except BaseException as exc:  # noqa: BLE001 - re-raised below: an audit with rows missing must not pass
+            with lock:
+                failures.append(exc)
 
     threads = [threading.Thread(target=worker, daemon=True) for _ in range(max(1, min(jobs, len(work))))]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    return [row for row in rows if row is not None]
+    if failures:
+        raise failures[0]
+    missing = [item for item, row in zip(work, rows) if row is None]
+    if missing:  # every worker died before reaching these
+        raise GraderError(f"the audit could not grade {len(missing)} of its {len(work)} cases")
+    return rows
 
 
 def _audit_one(grader: Grader, assignment: Assignment, mutation: Mutation, kind: str, tmp: Path) -> AuditRow:
