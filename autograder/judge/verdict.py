@@ -16,7 +16,7 @@ from autograder.judge.refcache import ReferenceStore
 from autograder.judge.transport import decode_outputs, encode_outputs
 from autograder.probe.checks import Check
 from autograder.probe.context import Context, pin_torch_state
-from autograder.reports.results import FAILED, PASSED, CheckResult
+from autograder.reports.results import ERROR, FAILED, PASSED, CheckResult
 from autograder.spec.assignment import Assignment
 from autograder.spec.mutation import Mutation, apply_mutation
 from autograder.spec.reference import load_package
@@ -159,3 +159,13 @@ class Judge:
             name = f"_mistake_{self.assignment.name}_{mistake.id}"
             self._mistake_packages[mistake.id] = load_package(folder, name, self.assignment.modules)
         return self._mistake_packages[mistake.id]
+
+    def passes(self, check: Check, seed: int, implementation: Any) -> bool:
+        """Whether an implementation loaded in this process passes a check (an exception fails it): the verdict
+        the grader would give, for tests and tools that run trusted code, never a student's."""
+        try:
+            actual = self.run_reference_probe(check, seed, implementation)
+        except Exception:  # noqa: BLE001 - the code under test raising is a failed check
+            return False
+        result = CheckResult(check.name, check.description, check.weight, ERROR, seed=seed)
+        return self.judge(check, seed, actual, result).status == PASSED

@@ -19,7 +19,6 @@ import torch
 
 from autograder.judge.verdict import Judge
 from autograder.probe import Context, collect_checks, derive_seed, load_checks_file
-from autograder.reports.results import ERROR, PASSED, CheckResult
 from autograder.spec.assignment import load_assignment
 from autograder.spec.mutation import apply_mutation, load_mutations
 from autograder.spec.reference import load_package
@@ -57,15 +56,9 @@ JUDGE = Judge(ASSIGNMENT, REFERENCE, {}, [], Path(tempfile.mkdtemp(prefix="judge
 
 
 def _passes(check, package) -> bool:
-    """The grader's verdict on one check, its probe run in this process (an exception fails the check)."""
-    seed = derive_seed(ASSIGNMENT.seed, check.name)
-    try:
-        with np.errstate(all="ignore"):
-            actual = JUDGE.run_reference_probe(check, seed, package)
-    except Exception:  # noqa: BLE001 - the code under test raising is a failed check
-        return False
-    result = CheckResult(check.name, check.description, check.weight, ERROR, seed=seed)
-    return JUDGE.judge(check, seed, actual, result).status == PASSED
+    """The grader's verdict on one check, its probe run in this process."""
+    with np.errstate(all="ignore"):
+        return JUDGE.passes(check, derive_seed(ASSIGNMENT.seed, check.name), package)
 
 
 def _package(mutation, tmp_path: Path):

@@ -19,7 +19,7 @@ from autograder.authoring.release import FORBIDDEN_NAME_PARTS, build_release, fi
 from autograder.authoring.template import BEGIN, END
 from autograder.cli import main
 from autograder.errors import ReleaseError
-from autograder.spec.assignment import Assignment, load_assignment
+from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import load_key
 
 NBGRADER_MISSING = "nbgrader is not installed (pip install -e '.[instructor]'); CI installs it, so this runs there"
@@ -33,16 +33,6 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = CliRunner().invoke(main, ["release", "assignment3", "--out", str(out), "--no-verify"])
     assert result.exit_code == 0, result.output
     return out
-
-
-@pytest.fixture
-def assignment_copy(tmp_path: Path, repo: Path) -> Assignment:
-    """assignment3 copied into a temporary tree (assignments/, reference_solutions/, student_template/)."""
-    for part in ("assignments", "reference_solutions", "student_template"):
-        shutil.copytree(repo / part / "assignment3", tmp_path / part / "assignment3",
-                        ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copyfile(repo / "student_template" / "assignment3.ipynb", tmp_path / "student_template" / "assignment3.ipynb")
-    return load_assignment("assignment3", root=tmp_path / "assignments")
 
 
 def released_files(release: Path) -> dict[str, bytes]:

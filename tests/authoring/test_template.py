@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -24,7 +23,7 @@ from autograder.authoring.template import (
     write_files,
 )
 from autograder.errors import GraderError
-from autograder.spec.assignment import Assignment, load_assignment
+from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import load_key, load_questions
 from autograder.spec.reference import load_package
 from autograder.util.tomlio import loads_toml
@@ -34,16 +33,6 @@ NBGRADER_MISSING = "nbgrader is not installed (pip install -e '.[instructor]'); 
 
 def needs_nbgrader() -> None:
     pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
-
-
-@pytest.fixture
-def assignment_copy(tmp_path: Path, repo: Path) -> Assignment:
-    """assignment3 copied into a temporary tree (assignments/, reference_solutions/, student_template/)."""
-    for part in ("assignments", "reference_solutions", "student_template"):
-        shutil.copytree(repo / part / "assignment3", tmp_path / part / "assignment3",
-                        ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copyfile(repo / "student_template" / "assignment3.ipynb", tmp_path / "student_template" / "assignment3.ipynb")
-    return load_assignment("assignment3", root=tmp_path / "assignments")
 
 
 # -- the committed template ----------------------------------------------------------------------------

@@ -25,16 +25,6 @@ from autograder.spec.assignment import Assignment, available_assignments, load_a
 NBGRADER_MISSING = "nbgrader is not installed (pip install -e '.[instructor]'); CI installs it, so this runs there"
 
 
-@pytest.fixture
-def assignment_copy(tmp_path: Path, repo: Path) -> Assignment:
-    """assignment3 copied into a temporary tree (assignments/, reference_solutions/, student_template/)."""
-    for part in ("assignments", "reference_solutions", "student_template"):
-        shutil.copytree(repo / part / "assignment3", tmp_path / part / "assignment3",
-                        ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copyfile(repo / "student_template" / "assignment3.ipynb", tmp_path / "student_template" / "assignment3.ipynb")
-    return load_assignment("assignment3", root=tmp_path / "assignments")
-
-
 # -- the real thing ------------------------------------------------------------------------------------
 
 
