@@ -87,7 +87,8 @@ def pin_torch_state(seed: int) -> None:
     torch.set_grad_enabled(True)
     if torch.get_num_threads() != 1:
         torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(False)
+    if torch.are_deterministic_algorithms_enabled():  # the call itself costs ~2 s of lazy imports the first time
+        torch.use_deterministic_algorithms(False)
     torch.autograd.set_detect_anomaly(False)
     torch.set_float32_matmul_precision("highest")
     torch._C._set_mkldnn_enabled(True)

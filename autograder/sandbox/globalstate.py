@@ -51,7 +51,10 @@ _GETTERS = {
 
 
 def _set_deterministic(values: dict[str, Any]) -> None:
-    torch.use_deterministic_algorithms(values["deterministic"], warn_only=values["deterministic_warn_only"])
+    wanted = (values["deterministic"], values["deterministic_warn_only"])
+    if (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()) != wanted:
+        # only when it changed: the call costs ~2 s of lazy imports the first time, in every job
+        torch.use_deterministic_algorithms(wanted[0], warn_only=wanted[1])
 
 
 def _set_anomaly(values: dict[str, Any]) -> None:
