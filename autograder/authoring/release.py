@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
-import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.authoring.closure import module_closure
 from autograder.authoring.template import (
     STUDENT_README,
     find_regions,
@@ -28,11 +27,13 @@ FORBIDDEN_NAME_PARTS = ("hidden", "key", "reference", "mistake", "variant")
 MIN_LEAK_LINE = 16
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _PLACEHOLDER = re.compile(r"@@[A-Z_]+@@")
-_STUDENT_ENTRY_POINTS = ("autograder.cli.base", "autograder.cli.check", "autograder.public.runner",
-                         "autograder.public.render", "autograder.public.worker", "autograder.public.forks",
-                         "autograder.public.plugin", "autograder.public.notebook")
-_INSTRUCTOR_ONLY_DEPENDENCIES = ("tqdm",)  # runtime dependencies `grader check` never imports
-_STUDENT_CLI = ("__init__", "__main__", "base", "check")  # of autograder/cli/: `grader --help` then lists only check
+_CHECK_ENTRY_POINTS = ("autograder.cli", "autograder.cli.check", "autograder.public.worker",
+                       "autograder.public.plugin", "autograder.public.notebook")
+# `grader show` runs the student's code in the grader's sandbox, whose boot module a fresh interpreter imports by
+# name (the parent never does).
+_SHOW_ENTRY_POINTS = ("autograder.cli.show", "autograder.show", "autograder.sandbox.boot")
+_INSTRUCTOR_ONLY_DEPENDENCIES = ("tqdm",)  # runtime dependencies neither `grader check` nor `grader show` imports
+_STUDENT_CLI = ("__init__", "__main__", "base", "check", "show")  # of autograder/cli/: what `grader --help` lists
 
 
 @dataclass(frozen=True)
@@ -120,27 +121,13 @@ def _repository_root(assignment: Assignment) -> Path:
     return assignment.root.parent.parent
 
 
-def student_grader_modules() -> list[Path]:
-    """The grader's module files ``grader check`` needs: whatever importing its entry points loads."""
-    # autograder.cli's __init__ imports every command present; a bare stand-in for the package keeps the
-    # instructor commands (and what they import) out of the list. The release ships the real __init__.py.
-    code = ("import importlib.util, sys, types\n"
-            "spec = importlib.util.find_spec('autograder.cli')\n"
-            "package = types.ModuleType('autograder.cli'); package.__path__ = spec.submodule_search_locations\n"
-            "package.__file__ = spec.origin; sys.modules['autograder.cli'] = package\n"
-            f"for name in {list(_STUDENT_ENTRY_POINTS)!r}: __import__(name)\n"
-            "for name, module in sorted(sys.modules.items()):\n"
-            "    if name == 'autograder' or name.startswith('autograder.'): print(module.__file__)\n")
-    env = dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT), PYTHONDONTWRITEBYTECODE="1")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                            cwd=PACKAGE_ROOT, timeout=120)
-    if result.returncode != 0:
-        raise ReleaseError(f"cannot list the modules `grader check` needs: {result.stderr.strip()[-300:]}")
-    files = [Path(line).resolve() for line in result.stdout.split()]
-    outside = [f for f in files if PACKAGE_DIR not in f.parents]
-    if outside:
-        raise ReleaseError(f"the grader was imported from {outside[0]}, not from {PACKAGE_DIR}")
-    return sorted(files)
+def student_grader_modules(figures: bool = True) -> list[Path]:
+    """The grader's module files the student's commands need (see :func:`module_closure`).
+
+    Args:
+        figures: Include ``grader show`` (for an assignment that declares figures).
+    """
+    return module_closure(_CHECK_ENTRY_POINTS + (_SHOW_ENTRY_POINTS if figures else ()))
 
 
 def _student_pyproject() -> str:
@@ -159,24 +146,39 @@ def _student_pyproject() -> str:
     return "".join(kept).rstrip("\n") + "\n"
 
 
-def write_student_grader(destination: Path) -> None:
-    """A minimal grader: the modules ``grader check`` imports, and of the commands only ``check``.
+def write_student_grader(destination: Path, figures: bool = True) -> None:
+    """A minimal grader: the modules ``grader check`` (and ``grader show``) import, and of the commands only those.
 
     The click group registers the command modules it finds (autograder.cli), so ``grader --help`` in the student
     release shows what a student can run, and nothing that needs the instructor's copy.
+
+    Args:
+        destination: The student release folder.
+        figures: Ship ``grader show`` too (for an assignment that declares figures).
     """
     package = destination / "autograder"
+    commands = _STUDENT_CLI if figures else tuple(name for name in _STUDENT_CLI if name != "show")
     main = PACKAGE_DIR / "cli" / "__main__.py"  # `python -m autograder.cli`; importing it would run the CLI
-    for path in [*student_grader_modules(), main]:
+    for path in [*student_grader_modules(figures), main]:
         relative = path.relative_to(PACKAGE_DIR)
-        if relative.parts[0] != "cli" or relative.stem in _STUDENT_CLI:
+        if relative.parts[0] != "cli" or relative.stem in commands:
             _write(package / relative, path.read_bytes())
-    main = PACKAGE_DIR / "cli" / "__main__.py"  # `python -m autograder.cli`, never imported by the entry points
-    _write(package / "cli" / "__main__.py", main.read_bytes())
     _write(destination / "pyproject.toml", _student_pyproject())
 
 
 # -- the student release -------------------------------------------------------------------------------
+
+
+_SHOW_SECTION = """## Look at what your code does
+
+```
+grader show @@ASSIGNMENT@@ --open
+```
+
+runs your functions on the course's fixed examples (in the same sandbox as grading) and draws the figures of the
+course notes from your results into `@@PACKAGE@@-figures/index.html`, each with what it should show, a note on
+what yours shows and, where your instructor allows it, the expected figure beside it. In the notebook, the last
+cell does the same. The figures show public properties only; the hidden tests at grading time check more."""
 
 
 def build_student_release(assignment: Assignment, destination: Path, template: dict[str, bytes]) -> Path:
@@ -190,14 +192,17 @@ def build_student_release(assignment: Assignment, destination: Path, template: d
     Returns:
         The folder.
     """
-    values = template_values(assignment)
+    from autograder.show.render import declares_figures, release_figures
+
+    figures = declares_figures(assignment)
+    values = {"SHOW_SECTION": _SHOW_SECTION if figures else ""} | template_values(assignment)  # the section first: it holds placeholders
     for name, data in template.items():
         _write(destination / assignment.package / name, data)
     from autograder.authoring.notebook_template import render_notebook  # the student notebook, from the same template
 
     _write(destination / f"{assignment.name}.ipynb", render_notebook(assignment, template))
     _write(destination / "README.md", fill("student_release_README.md", values))
-    write_student_grader(destination)
+    write_student_grader(destination, figures)
     target = destination / "assignments" / assignment.name
     _write(target / "assignment.toml", (assignment.root / "assignment.toml").read_bytes())
     if assignment.quiz is not None:
@@ -206,18 +211,21 @@ def build_student_release(assignment: Assignment, destination: Path, template: d
     if readme.is_file():
         _write(target / STUDENT_README, readme.read_bytes())
     _copy_tree(assignment.public_tests, target / assignment.public_tests.relative_to(assignment.root))
+    if figures:
+        release_figures(assignment, target)  # the figure files and, if the manifest allows, the expected PNGs
     return destination
 
 
 def solution_lines(assignment: Assignment) -> set[str]:
     """Lines of the reference's solution regions that would betray a solution if they were released.
 
-    Stripped lines longer than 15 characters, minus those that also occur outside the regions or in the
-    public tests (published on purpose: a line there, such as ``with torch.no_grad():``, is no secret).
+    Stripped lines longer than 15 characters, minus those that also occur outside the regions, in the public
+    tests or in the grader's own modules (published on purpose: a line there, such as ``with torch.no_grad():``
+    or ``optimizer.step()``, is no secret).
     """
     inside: set[str] = set()
-    outside: set[str] = {line.strip() for path in sorted(assignment.public_tests.rglob("*.py"))
-                         for line in path.read_text(encoding="utf-8").split("\n")}
+    public = [*sorted(assignment.public_tests.rglob("*.py")), *sorted(PACKAGE_DIR.rglob("*.py"))]
+    outside: set[str] = {line.strip() for path in public for line in path.read_text(encoding="utf-8").split("\n")}
     for path in sorted(assignment.reference.glob("*.py")):
         lines = path.read_text(encoding="utf-8").split("\n")
         regions = find_regions("\n".join(lines), display_path(path))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import itertools
 import platform
 import queue
 import shutil
@@ -17,7 +16,8 @@ import torch
 from autograder import __version__
 from autograder.batch.fingerprint import assignment_fingerprint
 from autograder.errors import AssignmentError, TransportError, WorkerDied
-from autograder.grading.records import collect_output, ended_early, format_error, read_tensor_file, seconds_of, truncate
+from autograder.grading.jobs import CheckBatch, Jobs
+from autograder.grading.records import format_error, read_tensor_file, seconds_of, truncate
 from autograder.judge.compare import TOLERANCES
 from autograder.judge.refcache import ReferenceStore
 from autograder.judge.scoring import score_task
@@ -40,7 +40,6 @@ from autograder.reports.results import (
 )
 from autograder.sandbox.host import (
     JobResult,
-    Limits,
     Zygote,
     describe_isolation,
     new_scratch,
@@ -59,11 +58,6 @@ from autograder.spec.quiz import (
 from autograder.spec.reference import load_package, prune_reference
 from autograder.submission.imports import NOT_IMPORTED, unneeded_modules
 from autograder.submission.package import PreparedSubmission, prepare_submission
-
-IMPORT_TIMEOUT = 30.0
-
-
-OUTPUT_PER_CHECK = 4096
 
 
 class Grader:
@@ -90,20 +84,22 @@ class Grader:
             zygote.ensure_protected(assignment.private_folders)
         self.reference = load_package(assignment.reference, f"_reference_{assignment.name}", assignment.modules)
         self.checks = {task.id: self._load_checks(task) for task in assignment.tasks}
-        self.check_sources = {task.id: task.checks.read_text() for task in assignment.tasks}
-        self.helper_sources = {task.id: helper_sources(task.checks) for task in assignment.tasks}
-        self.pruned = {task.id: prune_reference(assignment.reference, assignment.modules, task.uses)
-                       for task in assignment.tasks}
-        _refuse_own_reference(assignment, self.pruned)
+        pruned = {task.id: prune_reference(assignment.reference, assignment.modules, task.uses)
+                  for task in assignment.tasks}
+        _refuse_own_reference(assignment, pruned)
         self.assets = _load_assets(assignment.root / "hidden" / "assets")
         for task in assignment.tasks:
             missing = [name for name in task.assets if name not in self.assets]
             if missing:
                 raise AssignmentError(f"task {task.id!r} needs assets {missing} missing from hidden/assets/")
+        self.batches = {task.id: CheckBatch(label=task.id, timeout=task.timeout, checks_source=task.checks.read_text(),
+                                            helper_sources=helper_sources(task.checks), reference_sources=pruned[task.id],
+                                            uses=tuple(task.uses), assets={n: self.assets[n] for n in task.assets})
+                        for task in assignment.tasks}
         mistakes = [m for m in load_mutations(assignment, "mistakes", present_tasks_only=True) if m.diagnose and m.hint]
         store = ReferenceStore.for_assignment(assignment_fingerprint(assignment))
         self.judge = Judge(assignment, self.reference, self.assets, mistakes, self.scratch / "mistakes", store)
-        self._jobs = itertools.count(1)
+        self.jobs = Jobs(assignment, self.zygotes, self.memory)
 
     def close(self) -> None:
         """Stop the worker and remove the scratch folder."""
@@ -152,7 +148,7 @@ class Grader:
         try:
             prepared = prepare_submission(Path(submission), self.assignment, scratch)
             outputs: list[str] = []
-            broken = self._probe_imports(prepared, outputs)
+            broken = self.jobs.probe_imports(prepared, outputs)
             chosen = [task for task in self.assignment.tasks if only is None or task.id in only]
             printed: dict[str, list[str]] = {task.id: [] for task in chosen}
 
@@ -207,17 +203,13 @@ class Grader:
                 graded[task.id] = self._grade_task(task, prepared, broken, printed[task.id], zygote)
                 task = None
 
-        first = self._started_zygote()
+        first = self.jobs.started_zygote()
         zygotes = ([first] + [z for z in self.zygotes if z is not first])[: self.memory.workers]  # the budget's
         with ThreadPoolExecutor(len(zygotes)) as pool:
             served = [pool.submit(serve, z, longest_first[0] if i == 0 else None) for i, z in enumerate(zygotes)]
             for future in served:
                 future.result()
         return graded
-
-    def _started_zygote(self) -> Zygote:
-        """A zygote already started (the first if none is): jobs that run alone need not wait for a cold one."""
-        return next((z for z in self.zygotes if z.started), self.zygotes[0])
 
     def environment(self) -> dict[str, Any]:
         """Versions, seeds and the isolation in force: what makes a grade reproducible."""
@@ -229,64 +221,6 @@ class Grader:
             "seed": self.assignment.seed,
             **_isolation_fields(self.zygotes),
         }
-
-    def _job(self, prepared: PreparedSubmission, extra: dict[str, Any]) -> dict[str, Any]:
-        workdir = prepared.workdir.parent / f"run-{next(self._jobs)}"
-        shutil.copytree(prepared.workdir, workdir)
-        return {"package": self.assignment.package, "workdir": str(workdir), **extra}
-
-    def _run(self, job: dict[str, Any], wall_seconds: float, steps: int = 1, zygote: Zygote | None = None) -> JobResult:
-        job_dir = Path(job["workdir"]).with_name(Path(job["workdir"]).name + "-out")
-        job_dir.mkdir()
-        limits = Limits(wall_seconds=wall_seconds, cpu_seconds=int(wall_seconds * 2 * steps) + 5,
-                        memory_bytes=self.memory.job_bytes, steps=steps)
-        zygote = zygote or self._started_zygote()
-        try:
-            return zygote.run(job, limits, job_dir, OUTPUT_PER_CHECK * steps)
-        except WorkerDied as exc:
-            zygote.start()
-            return JobResult(exit={"code": None, "signal": None, "worker_died": str(exc)}, job_dir=job_dir)
-        finally:
-            shutil.rmtree(job["workdir"], ignore_errors=True)
-
-    def _probe_imports(self, prepared: PreparedSubmission, outputs: list[str]) -> dict[str, str]:
-        """Find the student modules that cannot be imported (error, exit or hang at import time).
-
-        A job imports the modules in order and stops trusting its records at the first failure: a module that
-        imports a broken one would fail too, so the rest are tried again in a fresh job where the broken module
-        is replaced by its fallback. A failure located in another module's file tries that module first.
-        """
-        broken: dict[str, str] = {}
-        remaining = [m for m in self.assignment.modules if f"{m}.py" in prepared.copied]
-        for module in self.assignment.modules:
-            if f"{module}.py" not in prepared.copied:
-                broken[module] = f"{module}.py is missing from the submission"
-        moved: set[str] = set()
-        for _ in range(3 * len(self.assignment.modules) + 1):
-            if not remaining:
-                break
-            job = self._job(prepared, {"import_modules": remaining, "broken_modules": broken})
-            result = self._run(job, IMPORT_TIMEOUT)
-            collect_output(outputs, "import", result)
-            done = {r.get("import"): r for r in result.records if isinstance(r.get("import"), str)}
-            for module in list(remaining):
-                record = done.get(module)
-                if record is not None and record.get("status") == "ok":
-                    remaining.remove(module)
-                    continue
-                reason = ended_early(result, "importing it") if record is None else format_error(record.get("error"))
-                culprit = next((m for m in remaining if m != module and m not in moved and f"{m}.py" in reason), None)
-                if culprit is not None:
-                    moved.add(culprit)
-                    remaining.remove(culprit)
-                    remaining.insert(0, culprit)
-                else:
-                    broken[module] = reason
-                    remaining.remove(module)
-                break
-        for module in remaining:
-            broken[module] = "its import could not be checked"
-        return broken
 
     def _grade_task(self, task: Task, prepared: PreparedSubmission, broken: dict[str, str],
                     outputs: list[str], zygote: Zygote | None = None) -> TaskResult:
@@ -319,40 +253,9 @@ class Grader:
     def _run_checks(self, task: Task, checks: list[tuple[Check, int]], prepared: PreparedSubmission,
                     broken: dict[str, str], outputs: list[str],
                     zygote: Zygote | None = None) -> list[CheckResult]:
-        """Run checks in order in one job; return the results of those that ran: all of them, or those up to and
-        including the one during which the job ended early (its status ``timeout`` or ``error``)."""
-        job = self._job(prepared, {
-            "checks_source": self.check_sources[task.id],
-            "helper_sources": self.helper_sources[task.id],
-            "reference_sources": self.pruned[task.id],
-            "uses": list(task.uses),
-            "broken_modules": broken,
-            "assets": {name: self.assets[name].hex() for name in task.assets},
-            "checks": [{"name": check.name, "seed": seed} for check, seed in checks],
-        })
-        result = self._run(job, task.timeout, steps=len(checks), zygote=zygote)
-        label = checks[0][0].name if len(checks) == 1 else task.id
-        collect_output(outputs, label, result)
-        records: dict[str, dict[str, Any]] = {}
-        for record in result.records:
-            if isinstance(record.get("check"), str):
-                records.setdefault(record["check"], record)
-        done: list[CheckResult] = []
-        try:
-            for check, seed in checks:
-                base = CheckResult(check.name, check.description, check.weight, ERROR, seed=seed)
-                record = records.get(check.name)
-                if record is None:
-                    base.status = TIMEOUT if result.timed_out else ERROR
-                    base.message = (f"did not finish within {task.timeout:g} s (an endless loop, a long sleep, "
-                                    f"or far too slow)" if result.timed_out else ended_early(result, "this check"))
-                    done.append(base)
-                    return done
-                done.append(self._read_check(check, seed, record, result, base))
-            return done
-        finally:
-            if result.job_dir is not None:
-                shutil.rmtree(result.job_dir, ignore_errors=True)
+        """Run checks in order in one job, judged here (see :meth:`Jobs.run_checks`)."""
+        return self.jobs.run_checks(self.batches[task.id], checks, prepared, broken, outputs, self._read_check,
+                                    zygote)
 
     def _read_check(self, check: Check, seed: int, record: dict[str, Any], result: JobResult,
                     base: CheckResult) -> CheckResult:

@@ -1,45 +1,49 @@
-"""The grader's job machinery serving figure probes (used by autograder.show.run only, imported when it runs)."""
+"""Figure probes as sandboxed jobs: the grader's job machinery, with a capture in place of the judge."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-from autograder.grading.grader import Grader
-from autograder.judge.verdict import Judge
+from autograder.errors import TransportError
+from autograder.grading.jobs import CheckBatch, Jobs
+from autograder.grading.records import format_error, read_tensor_file, seconds_of
+from autograder.judge.transport import decode_outputs
 from autograder.probe import derive_seed
-from autograder.sandbox.host import Zygote
+from autograder.probe.checks import Check
+from autograder.reports.results import ERROR, NOT_IMPLEMENTED, PASSED, CheckResult
+from autograder.sandbox.host import JobResult, Zygote
 from autograder.sandbox.memory import current_plan
 from autograder.spec.assignment import Assignment, Task
+from autograder.submission.package import PreparedSubmission
 
 from .catalog import API_MODULE, API_SOURCE, Catalog, FigureFile
 from .figures import Probe
 from .run import _STATUS, OK, ProbeResult
 
 
-class FigureJobs(Grader):
-    """The grader's job machinery, serving the figure probes as checks of pseudo-tasks.
+class FigureJobs:
+    """Runs an assignment's figure probes as the checks of pseudo-tasks (one per figure file and timeout).
 
-    ``Grader.__init__`` is not called: it loads the hidden checks and the reference, which figures never use (and
-    a student's copy of the grader does not have). Only what the job methods read is set here.
+    No hidden check, reference or mistake is loaded: a student's copy of the grader has none, and figures draw
+    the student's code alone. The decoded outputs of each probe are captured as plain data.
+
+    Args:
+        assignment: The assignment.
+        catalog: Its figures.
+        zygotes: The sandboxed workers.
     """
 
-    def __init__(self, assignment: Assignment, catalog: Catalog, zygotes: list[Zygote], scratch: Path) -> None:
+    def __init__(self, assignment: Assignment, catalog: Catalog, zygotes: list[Zygote]) -> None:
         self.assignment = assignment
-        self.scratch = scratch
         self.zygotes = zygotes
-        self.reference = None
-        self.assets: dict[str, bytes] = {}
-        # No reference, no mistakes: the judge only runs each probe's capturing verifier.
-        self.judge = Judge(assignment, None, self.assets, [], scratch / "mistakes")
-        self.memory = current_plan(assignment.memory_mb, len(zygotes))
-        self._jobs = itertools.count(1)
-        self.checks, self.check_sources, self.helper_sources, self.pruned = {}, {}, {}, {}
-        self.captured: dict[str, dict[str, Any]] = {}
+        self.jobs = Jobs(assignment, zygotes, current_plan(assignment.memory_mb, len(zygotes)))
         self.tasks: list[Task] = []
+        self.probes: dict[str, list[Check]] = {}
+        self.batches: dict[str, CheckBatch] = {}
+        self.captured: dict[str, dict[str, Any]] = {}
         for file in catalog.files:
             for timeout, probes in itertools.groupby(sorted(file.probes, key=lambda p: -p.timeout),
                                                      key=lambda p: p.timeout):
@@ -48,32 +52,49 @@ class FigureJobs(Grader):
     def _add_task(self, file: FigureFile, timeout: float, probes: list[Probe]) -> None:
         task = Task(id=f"figures:{file.path.stem}:{timeout:g}", title=f"figures of {file.path.name}", points=0.0,
                     checks=file.path, timeout=timeout)
-        self.checks[task.id] = [replace(p.__check__, verify=self._capture(p.name)) for p in probes]
-        self.check_sources[task.id] = file.source
+        self.probes[task.id] = [p.__check__ for p in probes]
         # The declaration API travels with the file like a checks helper: the worker cannot import the grader.
-        self.helper_sources[task.id] = {API_MODULE: API_SOURCE, **file.helpers}
-        self.pruned[task.id] = {}  # no reference in the worker: figures draw the student's code alone
+        self.batches[task.id] = CheckBatch(label=task.id, timeout=timeout, checks_source=file.source,
+                                           helper_sources={API_MODULE: API_SOURCE, **file.helpers})
         self.tasks.append(task)
 
-    def _capture(self, name: str) -> Any:
-        def verify(actual: dict[str, Any], _reference: Any, _context: Any) -> list[str]:
-            self.captured[name] = dict(actual)
-            return []
+    def probe_imports(self, prepared: PreparedSubmission, printed: list[str]) -> dict[str, str]:
+        """The student modules that cannot be imported (see :meth:`Jobs.probe_imports`)."""
+        return self.jobs.probe_imports(prepared, printed)
 
-        return verify
+    def started_zygote(self) -> Zygote:
+        """A zygote already started (the first if none is)."""
+        return self.jobs.started_zygote()
 
-    def run_task(self, task: Task, prepared: Any, broken: dict[str, str], printed: list[str], zygote: Zygote,
-                 on_result: Callable[[str, ProbeResult], None] | None = None) -> dict[str, ProbeResult]:
+    def _read(self, check: Check, seed: int, record: dict[str, Any], result: JobResult,
+              base: CheckResult) -> CheckResult:
+        """Capture a probe's decoded outputs (untrusted bytes, decoded here as for grading); nothing is judged."""
+        base.seconds = seconds_of(record.get("seconds"))
+        status = record.get("status")
+        if status in ("not_implemented", "error"):
+            base.status = NOT_IMPLEMENTED if status == "not_implemented" else ERROR
+            base.message = format_error(record.get("error"))
+            return base
+        try:
+            outputs = decode_outputs(record.get("values"), read_tensor_file(result.job_dir, record.get("tensors")))
+        except TransportError as exc:
+            base.message = f"the outputs could not be read back: {exc}"
+            return base
+        self.captured[check.name] = dict(outputs)
+        return replace(base, status=PASSED)
+
+    def run_task(self, task: Task, prepared: PreparedSubmission, broken: dict[str, str], printed: list[str],
+                 zygote: Zygote, on_result: Callable[[str, ProbeResult], None] | None = None) -> dict[str, ProbeResult]:
         """Run a pseudo-task's probes; a probe that hangs or crashes costs itself only (the rest get a fresh job).
         ``on_result(name, result)`` hears of each probe as soon as its job ends (the parent draws meanwhile)."""
-        pending = [(check, derive_seed(self.assignment.seed, check.name)) for check in self.checks[task.id]]
+        pending = [(check, derive_seed(self.assignment.seed, check.name)) for check in self.probes[task.id]]
         results: dict[str, ProbeResult] = {}
         while pending:
-            done = self._run_checks(task, pending, prepared, broken, printed, zygote)
+            done = self.jobs.run_checks(self.batches[task.id], pending, prepared, broken, printed, self._read, zygote)
             for (check, _), result in zip(pending, done):
                 name = check.name.split(".", 1)[1]
                 status = _STATUS.get(result.status, "error")
-                outputs = self.captured.pop(name, {}) if status == OK else {}
+                outputs = self.captured.pop(check.name, {}) if status == OK else {}
                 results[name] = ProbeResult(status, "" if status == OK else result.message, outputs, result.seconds)
                 if on_result is not None:
                     on_result(name, results[name])

@@ -1,8 +1,8 @@
 """Run an assignment's figure probes on a student's code in the sandbox (with ``_jobs``: show's only sandbox users).
 
 The probes are checks of pseudo-tasks (one per figure file and timeout, ``compare_reference=False``) run by the
-grader's own job machinery (:class:`autograder.grading.Grader`): the same worker, isolation, limits and per-check
-wall clock as grading, outputs decoded in the parent as untrusted bytes. A verifier captures the decoded outputs;
+grader's own job machinery (:class:`autograder.grading.jobs.Jobs`): the same worker, isolation, limits and
+per-check wall clock as grading, outputs decoded in the parent as untrusted bytes and captured as plain data;
 nothing else crosses back. No reference code is sent to the worker and none is loaded.
 """
 
@@ -93,26 +93,22 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path, worke
     from ._jobs import FigureJobs
 
     started = time.monotonic()
-    scratch = new_scratch(prefix="grader-show-")
     borrowed = zygotes is not None
     if zygotes is None:
         zygotes = start_workers(assignment, workers)
-    jobs = FigureJobs(assignment, catalog, zygotes, scratch)
+    jobs = FigureJobs(assignment, catalog, zygotes)
+    work = new_scratch(prefix="grader-show-work-")
     try:
-        work = new_scratch(prefix="grader-show-work-")
-        try:
-            prepared = prepare_submission(Path(submission), assignment, work)
-            printed: list[str] = []
-            broken = jobs._probe_imports(prepared, printed)
-            probes = _serve(jobs, prepared, broken, printed, on_result)
-            notes = [f"missing file: {name}" for name in prepared.missing]
-            notes += [f"{module}.py could not be imported: {reason}" for module, reason in broken.items()
-                      if f"{module}.py" not in prepared.missing]
-            isolation = describe_isolation(zygotes)["tier"]
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+        prepared = prepare_submission(Path(submission), assignment, work)
+        printed: list[str] = []
+        broken = jobs.probe_imports(prepared, printed)
+        probes = _serve(jobs, prepared, broken, printed, on_result)
+        notes = [f"missing file: {name}" for name in prepared.missing]
+        notes += [f"{module}.py could not be imported: {reason}" for module, reason in broken.items()
+                  if f"{module}.py" not in prepared.missing]
+        isolation = describe_isolation(zygotes)["tier"]
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
         if not borrowed:
             stop_workers(zygotes)
     limit = assignment.max_output_bytes
@@ -158,7 +154,7 @@ def _serve(jobs: FigureJobs, prepared: Any, broken: dict[str, str], printed: lis
                 pending.put(task)  # this worker is gone; another one runs it
                 return
 
-    first = jobs._started_zygote()
+    first = jobs.started_zygote()
     order = [first] + [z for z in jobs.zygotes if z is not first]
     with ThreadPoolExecutor(len(order)) as pool:
         for future in [pool.submit(serve, zygote) for zygote in order]:

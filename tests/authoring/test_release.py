@@ -21,6 +21,7 @@ from autograder.cli import main
 from autograder.errors import ReleaseError
 from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import load_key
+from autograder.util.paths import PACKAGE_DIR
 
 NBGRADER_MISSING = "nbgrader is not installed (pip install -e '.[instructor]'); CI installs it, so this runs there"
 
@@ -51,7 +52,8 @@ def released_files(release: Path) -> dict[str, bytes]:
 def secret_solution_lines(assignment: Assignment) -> set[str]:
     """Non-trivial lines of the reference's solution regions that occur nowhere outside them.
 
-    Lines of the public tests count as outside: they are published on purpose (``with torch.no_grad():``).
+    Lines of the public tests and of the grader count as outside: they are published on purpose
+    (``with torch.no_grad():``, ``optimizer.step()``).
     """
     inside, outside = set(), set()
     for path in assignment.reference.glob("*.py"):
@@ -63,7 +65,8 @@ def secret_solution_lines(assignment: Assignment) -> set[str]:
                 in_region = False
             else:
                 (inside if in_region else outside).add(line.strip())
-    for path in assignment.public_tests.rglob("*.py"):
+    # The public tests and the grader's own (open-source) modules are published on purpose.
+    for path in [*assignment.public_tests.rglob("*.py"), *PACKAGE_DIR.rglob("*.py")]:
         outside.update(line.strip() for line in path.read_text().splitlines())
     return {line for line in inside - outside if len(line) > 15}
 
@@ -103,7 +106,7 @@ def test_student_release_holds_exactly_what_a_student_needs(release: Path, assig
                                                          "assignments", "autograder", "pyproject.toml"]
     assert sorted(p.name for p in (student / "assignments").iterdir()) == ["assignment3"]
     assignment_dir = student / "assignments" / "assignment3"
-    assert sorted(p.name for p in assignment_dir.iterdir()) == ["STUDENT_README.md", "assignment.toml",
+    assert sorted(p.name for p in assignment_dir.iterdir()) == ["STUDENT_README.md", "assignment.toml", "figures",
                                                                 "public_tests", "quiz.toml"]
     public = sorted(p.relative_to(assignment3.public_tests).as_posix() for p in assignment3.public_tests.rglob("*.py"))
     assert sorted(p.relative_to(assignment_dir / "public_tests").as_posix()
@@ -111,7 +114,8 @@ def test_student_release_holds_exactly_what_a_student_needs(release: Path, assig
     for path in assignment3.template.iterdir():
         if path.is_file():
             assert (student / "assignment3" / path.name).read_bytes() == path.read_bytes(), path.name
-    assert "pip install -e ." in (student / "README.md").read_text()
+    readme = (student / "README.md").read_text()
+    assert "pip install -e ." in readme and "grader show assignment3" in readme and "@@" not in readme
 
 
 def test_student_zip_holds_the_student_folder(release: Path) -> None:
@@ -142,19 +146,46 @@ def test_grader_check_runs_in_the_student_release(release: Path, assignment3: As
     assert "quiz: 0 of 16 answers well-formed" in result.stdout
 
 
-def test_the_student_release_lists_and_runs_only_check(release: Path) -> None:
+def test_the_student_release_lists_and_runs_only_check_and_show(release: Path) -> None:
     result = _run_cli(release, "--help")
     assert result.returncode == 0, result.stderr
     commands = re.findall(r"^  ([a-z][a-z-]*)\s", result.stdout.split("Commands:", 1)[1], flags=re.M)
-    assert commands == ["check"]
+    assert commands == ["check", "show"]
     graded = _run_cli(release, "grade", "assignment3", "assignment3")
     assert graded.returncode == 2 and "Traceback" not in graded.stderr
     assert "instructor's command" in graded.stderr and "grader check" in graded.stderr
     shipped = {p.relative_to(release / "assignment3-student" / "autograder").as_posix()
                for p in (release / "assignment3-student" / "autograder").rglob("*.py")}
     assert {p for p in shipped if p.startswith("cli/")} == {"cli/__init__.py", "cli/__main__.py", "cli/base.py",
-                                                             "cli/check.py"}
-    assert not [p for p in shipped if p.startswith(("authoring/", "grading/", "sandbox/", "batch/", "gradebook/"))]
+                                                             "cli/check.py", "cli/show.py"}
+    assert not [p for p in shipped if p.startswith(("authoring/", "batch/", "gradebook/"))]
+    # show runs jobs through the grader's sandbox, never through the Grader (hidden checks, reference, judge)
+    assert "grading/jobs.py" in shipped and "sandbox/boot.py" in shipped
+    assert not {"grading/grader.py", "judge/verdict.py", "spec/mutation.py", "spec/reference.py"} & shipped
+
+
+def test_the_student_release_carries_the_figures_and_the_expected_pngs(release: Path) -> None:
+    figures = release / "assignment3-student" / "assignments" / "assignment3" / "figures"
+    assert sorted(p.name for p in figures.glob("*.py")) == ["_drawing.py", "attention.py", "kv_cache.py",
+                                                            "positions.py", "tiny_gpt.py"]
+    expected = sorted((figures / "expected").iterdir())
+    assert len(expected) == 9
+    for png in expected:
+        data = png.read_bytes()
+        assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 5000, png.name
+
+
+@pytest.mark.slow
+def test_grader_show_runs_in_the_student_release(release: Path, tmp_path: Path) -> None:
+    """The student's own copy draws the page: placeholders for the untouched template, expected figures beside."""
+    out = tmp_path / "figures"
+    result = _run_cli(release, "show", "assignment3", "--out", str(out))
+    output = result.stdout + result.stderr
+    assert result.returncode == 0 and "Traceback" not in output, output
+    assert "0 of 9 figures drawn (9 not implemented)" in result.stdout, output
+    page = (out / "index.html").read_text()
+    assert page.count('src="expected/') == 9, "every expected figure stands beside the student's"
+    assert len(list((out / "expected").glob("*.png"))) == 9
 
 
 def test_the_student_pyproject_declares_no_instructor_or_dev_extras(release: Path) -> None:

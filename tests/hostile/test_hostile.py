@@ -32,7 +32,7 @@ import tomllib
 import torch
 
 from autograder.errors import SubmissionError
-from autograder.grading import grader as grading
+from autograder.grading import jobs as grading_jobs
 from autograder.grading.grader import Grader
 from autograder.reports.gradescope import render_gradescope
 from autograder.reports.json_report import render_json
@@ -239,7 +239,7 @@ def test_hostile_submission(path, grader, features, reference_report, tmp_path, 
     if requirement and not REQUIREMENTS[requirement](features):
         pytest.skip(f"the sandbox here ({sorted(features)}) does not provide {requirement}")
     if case.get("import_timeout"):
-        monkeypatch.setattr(grading, "IMPORT_TIMEOUT", float(case["import_timeout"]))
+        monkeypatch.setattr(grading_jobs, "IMPORT_TIMEOUT", float(case["import_timeout"]))
     listener = Listener() if case.get("listener") else None
     substitutions = {"PORT": str(listener.port)} if listener else {}
     submission = build(case, tmp_path / "submission", substitutions)

@@ -1,0 +1,180 @@
+"""Sandboxed jobs on one submission: run checks in order on a zygote, probe which modules import (grading and show)."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autograder.errors import WorkerDied
+from autograder.grading.records import collect_output, ended_early, format_error
+from autograder.probe.checks import Check
+from autograder.reports.results import ERROR, TIMEOUT, CheckResult
+from autograder.sandbox.host import JobResult, Limits, Zygote
+from autograder.sandbox.memory import MemoryPlan
+from autograder.spec.assignment import Assignment
+from autograder.submission.package import PreparedSubmission
+
+IMPORT_TIMEOUT = 30.0
+
+
+OUTPUT_PER_CHECK = 4096
+
+
+# Reads one check's record of a finished job into its result (``base``, status ERROR until read).
+ReadCheck = Callable[[Check, int, dict[str, Any], JobResult, CheckResult], CheckResult]
+
+
+@dataclass(frozen=True)
+class CheckBatch:
+    """What a job needs to run some checks of one task, besides the submission: the code sent to the worker.
+
+    Attributes:
+        label: Names the job's output for the student (a task id, or a check name when it runs alone).
+        timeout: Wall-clock seconds per check.
+        checks_source: The checks file's text (exec'd in the worker).
+        helper_sources: Helper modules beside it (``_name.py``), by name.
+        reference_sources: The pruned reference modules standing in for the task's dependencies (may be empty).
+        uses: The dependencies the reference stands in for.
+        assets: Asset files by name (hex-encoded into the job).
+    """
+
+    label: str
+    timeout: float
+    checks_source: str
+    helper_sources: dict[str, str] = field(default_factory=dict)
+    reference_sources: dict[str, str] = field(default_factory=dict)
+    uses: tuple[str, ...] = ()
+    assets: dict[str, bytes] = field(default_factory=dict)
+
+
+class Jobs:
+    """Runs jobs of one assignment on a set of started (or starting) zygotes, one job per zygote at a time.
+
+    Args:
+        assignment: The assignment.
+        zygotes: The sandboxed workers (see :func:`autograder.sandbox.host.start_zygotes`).
+        memory: The memory plan (each job's limit).
+    """
+
+    def __init__(self, assignment: Assignment, zygotes: list[Zygote], memory: MemoryPlan) -> None:
+        self.assignment = assignment
+        self.zygotes = zygotes
+        self.memory = memory
+        self._numbers = itertools.count(1)
+
+    def started_zygote(self) -> Zygote:
+        """A zygote already started (the first if none is): jobs that run alone need not wait for a cold one."""
+        return next((z for z in self.zygotes if z.started), self.zygotes[0])
+
+    def job(self, prepared: PreparedSubmission, extra: dict[str, Any]) -> dict[str, Any]:
+        """A job on a fresh copy of the submission's work folder (a job may write to it; the next sees none of it)."""
+        workdir = prepared.workdir.parent / f"run-{next(self._numbers)}"
+        shutil.copytree(prepared.workdir, workdir)
+        return {"package": self.assignment.package, "workdir": str(workdir), **extra}
+
+    def run(self, job: dict[str, Any], wall_seconds: float, steps: int = 1, zygote: Zygote | None = None) -> JobResult:
+        """Run a job under the limits of ``steps`` steps of ``wall_seconds`` each; a dead worker is restarted and
+        the job reported as ended early."""
+        job_dir = Path(job["workdir"]).with_name(Path(job["workdir"]).name + "-out")
+        job_dir.mkdir()
+        limits = Limits(wall_seconds=wall_seconds, cpu_seconds=int(wall_seconds * 2 * steps) + 5,
+                        memory_bytes=self.memory.job_bytes, steps=steps)
+        zygote = zygote or self.started_zygote()
+        try:
+            return zygote.run(job, limits, job_dir, OUTPUT_PER_CHECK * steps)
+        except WorkerDied as exc:
+            zygote.start()
+            return JobResult(exit={"code": None, "signal": None, "worker_died": str(exc)}, job_dir=job_dir)
+        finally:
+            shutil.rmtree(job["workdir"], ignore_errors=True)
+
+    def probe_imports(self, prepared: PreparedSubmission, outputs: list[str]) -> dict[str, str]:
+        """Find the student modules that cannot be imported (error, exit or hang at import time).
+
+        A job imports the modules in order and stops trusting its records at the first failure: a module that
+        imports a broken one would fail too, so the rest are tried again in a fresh job where the broken module
+        is replaced by its fallback. A failure located in another module's file tries that module first.
+
+        Returns:
+            Module name to the reason it cannot be imported.
+        """
+        modules = self.assignment.modules
+        broken = {m: f"{m}.py is missing from the submission" for m in modules if f"{m}.py" not in prepared.copied}
+        remaining = [m for m in modules if m not in broken]
+        moved: set[str] = set()
+        for _ in range(3 * len(modules) + 1):
+            if not remaining:
+                break
+            result = self.run(self.job(prepared, {"import_modules": remaining, "broken_modules": broken}),
+                              IMPORT_TIMEOUT)
+            collect_output(outputs, "import", result)
+            done = {r.get("import"): r for r in result.records if isinstance(r.get("import"), str)}
+            for module in list(remaining):
+                record = done.get(module)
+                if record is not None and record.get("status") == "ok":
+                    remaining.remove(module)
+                    continue
+                reason = ended_early(result, "importing it") if record is None else format_error(record.get("error"))
+                culprit = next((m for m in remaining if m != module and m not in moved and f"{m}.py" in reason), None)
+                if culprit is not None:
+                    moved.add(culprit)
+                    remaining.remove(culprit)
+                    remaining.insert(0, culprit)
+                else:
+                    broken[module] = reason
+                    remaining.remove(module)
+                break
+        for module in remaining:
+            broken[module] = "its import could not be checked"
+        return broken
+
+    def run_checks(self, batch: CheckBatch, checks: list[tuple[Check, int]], prepared: PreparedSubmission,
+                   broken: dict[str, str], outputs: list[str], read: ReadCheck,
+                   zygote: Zygote | None = None) -> list[CheckResult]:
+        """Run checks in order in one job; return the results of those that ran: all of them, or those up to and
+        including the one during which the job ended early (its status ``timeout`` or ``error``).
+
+        Args:
+            batch: The task's code for the worker.
+            checks: The checks with their seeds, in order.
+            prepared: The submission.
+            broken: Modules replaced by their fallback in the worker (module to reason).
+            outputs: What the student's code printed is appended here.
+            read: Turns a check's record into its result (the judge, or show's capture).
+            zygote: The worker to use (a started one by default).
+        """
+        job = self.job(prepared, {
+            "checks_source": batch.checks_source,
+            "helper_sources": batch.helper_sources,
+            "reference_sources": batch.reference_sources,
+            "uses": list(batch.uses),
+            "broken_modules": broken,
+            "assets": {name: data.hex() for name, data in batch.assets.items()},
+            "checks": [{"name": check.name, "seed": seed} for check, seed in checks],
+        })
+        result = self.run(job, batch.timeout, steps=len(checks), zygote=zygote)
+        collect_output(outputs, checks[0][0].name if len(checks) == 1 else batch.label, result)
+        records: dict[str, dict[str, Any]] = {}
+        for record in result.records:
+            if isinstance(record.get("check"), str):
+                records.setdefault(record["check"], record)
+        done: list[CheckResult] = []
+        try:
+            for check, seed in checks:
+                base = CheckResult(check.name, check.description, check.weight, ERROR, seed=seed)
+                record = records.get(check.name)
+                if record is None:
+                    base.status = TIMEOUT if result.timed_out else ERROR
+                    base.message = (f"did not finish within {batch.timeout:g} s (an endless loop, a long sleep, "
+                                    f"or far too slow)" if result.timed_out else ended_early(result, "this check"))
+                    done.append(base)
+                    return done
+                done.append(read(check, seed, record, result, base))
+            return done
+        finally:
+            if result.job_dir is not None:
+                shutil.rmtree(result.job_dir, ignore_errors=True)

@@ -1,0 +1,44 @@
+"""The student release's module list: found statically, lazy imports included, typing-only imports not."""
+
+from __future__ import annotations
+
+import pytest
+
+from autograder.authoring.closure import imported_names, module_closure, module_file
+from autograder.errors import ReleaseError
+from autograder.util.paths import PACKAGE_DIR
+
+
+def _relative(paths: list) -> set[str]:
+    return {p.relative_to(PACKAGE_DIR).as_posix() for p in paths}
+
+
+def test_a_lazy_import_inside_a_function_is_part_of_the_closure() -> None:
+    # sandbox.host imports the reference cache's location inside default_protected(), when a zygote starts
+    shipped = _relative(module_closure(["autograder.sandbox.host"]))
+    assert "judge/refcache.py" in shipped
+    assert {"__init__.py", "sandbox/__init__.py", "judge/__init__.py"} <= shipped  # the packages holding them
+
+
+def test_typing_only_imports_are_left_out(tmp_path) -> None:
+    # show.render names sandbox.host's Zygote under TYPE_CHECKING only; its real imports come in
+    names = set(imported_names("autograder.show.render", module_file("autograder.show.render")))
+    assert "autograder.show.page" in names and "autograder.sandbox.host" not in names
+
+
+def test_relative_imports_resolve_against_the_package() -> None:
+    names = set(imported_names("autograder.show._jobs", module_file("autograder.show._jobs")))
+    assert {"autograder.show.catalog", "autograder.show.run"} <= names
+
+
+def test_check_alone_ships_no_sandbox_and_no_instructor_module() -> None:
+    from autograder.authoring.release import student_grader_modules
+
+    shipped = _relative(student_grader_modules(figures=False))
+    assert "public/runner.py" in shipped and "cli/check.py" in shipped
+    assert not [p for p in shipped if p.startswith(("sandbox/", "grading/", "show/", "authoring/", "batch/"))]
+
+
+def test_an_unknown_entry_point_is_refused() -> None:
+    with pytest.raises(ReleaseError, match="not a module of the grader"):
+        module_closure(["autograder.no_such_module"])
