@@ -110,7 +110,7 @@ def _figures_markdown(figures: FigurePage | None) -> list[str]:
     """The figures section: a link to the page (markdown viewers differ on embedded images, so only the link)."""
     if figures is None:
         return []
-    summary = f" ({_text(figures.summary)})" if figures.summary else ""
+    summary = f": {_text(figures.summary)}" if figures.summary else ""
     return ["## Your figures", "", f"The course's figures drawn from your code: [{_text(figures.page)}]"
             f"({figures.page}){summary}.", ""]
 
@@ -185,7 +185,7 @@ def _figures_html(figures: FigurePage | None) -> list[str]:
     """
     if figures is None:
         return []
-    summary = f" ({_h(figures.summary)})" if figures.summary else ""
+    summary = f": {_h(figures.summary)}" if figures.summary else ""
     lines = ["<h2>Your figures</h2>", f"<p>The course's figures drawn from your code, with notes: "
              f"<a href=\"{html.escape(figures.page)}\">{_h(figures.page)}</a>{summary}.</p>"]
     for title, name, data in figures.images:
