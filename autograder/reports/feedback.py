@@ -111,8 +111,8 @@ def _figures_markdown(figures: FigurePage | None) -> list[str]:
     if figures is None:
         return []
     summary = f": {_text(figures.summary)}" if figures.summary else ""
-    return ["## Your figures", "", f"The course's figures drawn from your code: [{_text(figures.page)}]"
-            f"({figures.page}){summary}.", ""]
+    link = f"[{_text(figures.page)}]({figures.page})"
+    return ["## Your figures", "", f"The course's figures drawn from your code: {link}{summary}.", ""]
 
 
 def _task_section(task: dict[str, Any]) -> list[str]:
@@ -186,8 +186,8 @@ def _figures_html(figures: FigurePage | None) -> list[str]:
     if figures is None:
         return []
     summary = f": {_h(figures.summary)}" if figures.summary else ""
-    lines = ["<h2>Your figures</h2>", f"<p>The course's figures drawn from your code, with notes: "
-             f"<a href=\"{html.escape(figures.page)}\">{_h(figures.page)}</a>{summary}.</p>"]
+    link = f"<a href=\"{html.escape(figures.page)}\">{_h(figures.page)}</a>"
+    lines = ["<h2>Your figures</h2>", f"<p>The course's figures drawn from your code, with notes: {link}{summary}.</p>"]
     for title, name, data in figures.images:
         lines.append(f"<figure><img src=\"data:image/png;base64,{data}\" alt=\"{_h(title)}\" "
                      f"style=\"max-width:100%\" data-file=\"{html.escape(name)}\"><figcaption>{_h(title)}"
