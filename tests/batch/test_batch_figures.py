@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from autograder.batch.figures import FigureResult, declares_figures, draw_figures, needs_drawing
+from autograder.batch.pool import WorkerPool, WorkItem
 from autograder.batch.run import BatchOptions, BatchSummary, grade_all, render_summary
 from autograder.cli import main
 from autograder.errors import GraderError
@@ -80,6 +81,23 @@ def test_a_failure_to_draw_is_a_note_never_a_raise(tmp_path: Path) -> None:
     result = draw_figures(None, load_assignment("assignment2"), tmp_path / "gone", folder, "d1")
     assert result == FigureResult(False, "gone does not exist")  # one line, no path of the grading machine
     assert not folder.exists()  # the older page is not left to pass for this submission's
+
+
+def test_pool_sends_the_grade_before_the_figures_and_draw_only_jobs_are_not_graded(tmp_path: Path) -> None:
+    spec = load_assignment("mini", root=FIXTURES / "assignments")
+    subs = _mini_class(tmp_path / "subs", ["alice", "bob"])
+    events: list[tuple[str, str, object]] = []
+    jobs = [WorkItem(0, "alice", subs / "alice", "d1", figures=tmp_path / "fb" / "alice-figures"),
+            WorkItem(1, "bob", subs / "bob", "d2", grade=False, figures=tmp_path / "fb" / "bob-figures")]
+
+    def graded(job: WorkItem, outcome: object) -> None:
+        events.append(("grade", job.student, getattr(outcome, "status")))
+
+    def drawn(job: WorkItem, result: FigureResult) -> None:
+        events.append(("figures", job.student, result.drawn))  # mini declares no figures: a failure, as a note
+
+    WorkerPool(spec, 1, 60.0, full_marks).run(jobs, graded, lambda: None, drawn)
+    assert events == [("grade", "alice", "graded"), ("figures", "alice", False), ("figures", "bob", False)]
 
 
 def test_needs_drawing_follows_the_stamp(tmp_path: Path) -> None:
