@@ -18,6 +18,7 @@ from autograder.batch.run import BatchOptions, BatchSummary, grade_all, render_s
 from autograder.cli import main
 from autograder.errors import GraderError
 from autograder.gradebook.export import FIGURE_STAMP, figures_folder
+from autograder.gradebook.store import Outcome
 from autograder.reports.results import GradeReport, TaskResult
 from autograder.spec.assignment import Assignment, load_assignment
 
@@ -90,8 +91,8 @@ def test_pool_sends_the_grade_before_the_figures_and_draw_only_jobs_are_not_grad
     jobs = [WorkItem(0, "alice", subs / "alice", "d1", figures=tmp_path / "fb" / "alice-figures"),
             WorkItem(1, "bob", subs / "bob", "d2", grade=False, figures=tmp_path / "fb" / "bob-figures")]
 
-    def graded(job: WorkItem, outcome: object) -> None:
-        events.append(("grade", job.student, getattr(outcome, "status")))
+    def graded(job: WorkItem, outcome: Outcome) -> None:
+        events.append(("grade", job.student, outcome.status))
 
     def drawn(job: WorkItem, result: FigureResult) -> None:
         events.append(("figures", job.student, result.drawn))  # mini declares no figures: a failure, as a note
