@@ -1,5 +1,4 @@
-"""``grade-all --feedback DIR --figures``: each student's figures drawn beside their feedback, resumable, never
-costing a grade."""
+"""``grade-all --feedback DIR --figures``: figures beside each student's feedback, resumable, never costing a grade."""
 
 from __future__ import annotations
 
