@@ -26,16 +26,28 @@ MAX_STARTUP_FAILURES = 3
 
 
 GraderFactory = Callable[[Assignment], Any]
+FiguresDone = Callable[["WorkItem", Any], None]  # (job, autograder.batch.figures.FigureResult)
 
 
 @dataclass(frozen=True)
 class WorkItem:
-    """One submission to grade."""
+    """One submission to grade, and/or whose figures to draw.
+
+    Attributes:
+        index: Its place in the batch.
+        student: The student.
+        path: The submission.
+        digest: Its digest.
+        grade: Whether to grade it (False: an unchanged submission that only needs its figures drawn).
+        figures: Where to draw its figures after grading (``grade-all --figures``), or None.
+    """
 
     index: int
     student: str
     path: Path
     digest: str
+    grade: bool = True
+    figures: Path | None = None
 
 
 def _default_grader(assignment: Assignment) -> Any:
@@ -80,7 +92,14 @@ def _worker_main(conn: Connection, assignment: Assignment, factory: GraderFactor
                 break
             if job is None:
                 break
-            conn.send({"kind": "result", "index": job.index, "outcome": grade_one(grader, job.path, assignment)})
+            if job.grade:  # the grade goes first: drawing the figures afterwards can never cost it
+                conn.send({"kind": "result", "index": job.index, "outcome": grade_one(grader, job.path, assignment)})
+            if job.figures is not None:
+                from autograder.batch.figures import draw_figures
+
+                conn.send({"kind": "figures", "index": job.index,
+                           "figures": draw_figures(grader, assignment, job.path, job.figures,
+                                                   job.digest)})
     except (BrokenPipeError, EOFError, OSError):
         pass
     finally:
@@ -152,8 +171,14 @@ class _Worker:
         child.close()
         self.ready = False
         self.job: WorkItem | None = None
+        self.graded = False  # its job's grade has arrived: it is drawing the job's figures
         self.deadline = math.inf
         self.scratch: str | None = None
+
+    @property
+    def drawing(self) -> bool:
+        """Whether its job is past grading (or never graded): what is left is only figures."""
+        return self.job is not None and (self.graded or not self.job.grade)
 
     def kill(self) -> None:
         """Kill the worker and its process tree, and remove the grader's scratch folder it can no longer clean."""
@@ -166,6 +191,7 @@ class _Worker:
     def assign(self, job: WorkItem, timeout: float) -> None:
         self.conn.send(job)
         self.job = job
+        self.graded = False
         self.deadline = time.monotonic() + timeout + (0.0 if self.ready else WORKER_STARTUP_SECONDS)
 
     def stop(self, wait_seconds: float) -> None:
@@ -197,15 +223,25 @@ class WorkerPool:
         self.context = multiprocessing.get_context("spawn")
         self.workers: list[_Worker] = []
         self.startup_failures = 0
+        self.on_figures: FiguresDone = lambda job, result: None
 
-    def run(self, jobs: list[WorkItem], on_result: Callable[[WorkItem, Outcome], None], tick: Callable[[], None]) -> None:
+    def run(self, jobs: list[WorkItem], on_result: Callable[[WorkItem, Outcome], None], tick: Callable[[], None],
+            on_figures: FiguresDone | None = None) -> None:
         """Grade every job, calling ``on_result`` in this process as each one finishes.
+
+        Args:
+            jobs: The work.
+            on_result: Called with each graded job's outcome (jobs with ``grade=False`` have none).
+            tick: Called about once a second.
+            on_figures: Called with each job's figures result (jobs with ``figures`` set), failures included.
 
         Raises:
             GraderError: If the workers cannot build a grader (e.g. hidden checks missing).
         """
         queue = deque(jobs)
         finished = False
+        if on_figures is not None:
+            self.on_figures = on_figures
         try:
             self.workers = [self._spawn() for _ in range(min(self.jobs, len(queue)))]
             while queue or any(w.job for w in self.workers):
@@ -253,12 +289,16 @@ class WorkerPool:
             self._buried(worker, queue, on_result)
             return False
         if worker.job is not None and time.monotonic() > worker.deadline:
-            job = worker.job
+            job, drawing = worker.job, worker.drawing
             worker.kill()
             worker.job = None
-            on_result(job, Outcome(ERROR, max_score=self.assignment.max_score,
-                                   message=f"grading took longer than {self.timeout:g} s and was stopped",
-                                   seconds=self.timeout))
+            if drawing:  # the grade (if any) is recorded: only the figures are lost
+                self.on_figures(job, _no_figures(f"drawing the figures took longer than {self.timeout:g} s and "
+                                                 f"was stopped"))
+            else:
+                on_result(job, Outcome(ERROR, max_score=self.assignment.max_score,
+                                       message=f"grading took longer than {self.timeout:g} s and was stopped",
+                                       seconds=self.timeout))
             worker.conn.close()
             return False
         return True
@@ -272,9 +312,16 @@ class WorkerPool:
             worker.scratch = message.get("scratch") if isinstance(message.get("scratch"), str) else None
             if worker.job is not None:  # its first job starts now
                 worker.deadline = time.monotonic() + self.timeout
-        elif kind == "result" and worker.job is not None:
-            job, worker.job, worker.deadline = worker.job, None, math.inf
+        elif kind == "result" and worker.job is not None and not worker.drawing:
+            job = worker.job
+            if job.figures is not None:  # the worker goes on to draw: a fresh time limit for that
+                worker.graded, worker.deadline = True, time.monotonic() + self.timeout
+            else:
+                worker.job, worker.deadline = None, math.inf
             on_result(job, message["outcome"])
+        elif kind == "figures" and worker.drawing:
+            job, worker.job, worker.deadline = worker.job, None, math.inf
+            self.on_figures(job, message["figures"])
 
     def _buried(self, worker: _Worker, queue: deque[WorkItem], on_result: Callable[[WorkItem, Outcome], None]) -> None:
         worker.process.join(5)
@@ -289,7 +336,17 @@ class WorkerPool:
             if self.startup_failures >= MAX_STARTUP_FAILURES:
                 raise GraderError(f"the grading workers keep dying while starting ({how})")
             return
-        if worker.job is not None:
+        if worker.drawing:
+            self.on_figures(worker.job, _no_figures(f"the grading worker stopped unexpectedly ({how}) while "
+                                                    f"drawing the figures"))
+        elif worker.job is not None:
             on_result(worker.job, Outcome(ERROR, max_score=self.assignment.max_score,
                                           message=f"the grading worker stopped unexpectedly ({how}) while "
                                                   f"grading this submission"))
+
+
+def _no_figures(note: str) -> Any:
+    """A failed figures result, for a worker that was stopped or died while drawing."""
+    from autograder.batch.figures import FigureResult
+
+    return FigureResult(False, note)

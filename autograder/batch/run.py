@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from autograder.batch.discover import GRADESCOPE_METADATA, Entry, discover
+from autograder.batch.figures import FigureResult, declares_figures, needs_drawing
 from autograder.batch.fingerprint import assignment_fingerprint, raw_digest
 from autograder.batch.pool import GraderFactory, WorkerPool, WorkItem, one_line
 from autograder.batch.progress import Progress
@@ -23,7 +24,7 @@ from autograder.batch.timestamps import (
 )
 from autograder.errors import GraderError, SubmissionError
 from autograder.gradebook.backend import display, parse_location
-from autograder.gradebook.export import export_csv, export_feedback
+from autograder.gradebook.export import export_csv, export_feedback, figures_folder
 from autograder.gradebook.store import ERROR, GRADED, Gradebook, Outcome, SubmissionRow
 from autograder.spec.assignment import Assignment
 from autograder.spec.late import NO_TIME, Lateness, LatePolicy, lateness
@@ -52,6 +53,8 @@ class BatchOptions:
         layout: How student ids are derived (see discover()).
         csv: Write the class CSV here afterwards.
         feedback: Write one markdown feedback file per student into this folder afterwards.
+        figures: Also draw each student's ``grader show`` figures into ``<feedback>/<stem>-figures/`` (in the
+            grading workers, after grading; needs ``feedback``); their feedback links and shows them.
         submission_timeout: Seconds one submission may take before its worker is stopped (default: derived
             from the task timeouts).
         grader_factory: Builds the grader in each worker (default: ``Grader``); must be picklable.
@@ -75,6 +78,7 @@ class BatchOptions:
     late: LatePolicy | None = None
     extensions: Path | None = None
     timestamps: Path | None = None
+    figures: bool = False
 
 
 @dataclass
@@ -96,6 +100,9 @@ class BatchSummary:
     deadline: str = ""
     csv_rows: int | None = None
     feedback_files: int | None = None
+    figure_pages: int | None = None  # None: figures were not asked for
+    figure_failures: list[tuple[str, str]] = field(default_factory=list)
+    figures_note: str = ""  # e.g. that the assignment declares no figures
 
     @property
     def errors(self) -> list[tuple[str, Outcome]]:
@@ -130,6 +137,8 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
     options = options or BatchOptions()
     if options.jobs < 1:
         raise GraderError("--jobs must be at least 1")
+    if options.figures and options.feedback is None:
+        raise GraderError("--figures goes with --feedback DIR: the figures are drawn beside the feedback files")
     started = time.monotonic()
     entries, ignored = discover(Path(submissions), options.layout, assignment.name)
     if options.shard:
@@ -140,13 +149,16 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
                            selected=[e.student for e in entries], ignored=ignored)
     fingerprint = assignment_fingerprint(assignment)
     summary.late = _lateness(assignment, Path(submissions), entries, options, summary)
+    figures = _figures_folder(assignment, options, summary)
     files: dict[str, dict[str, str]] = {}
     with Gradebook(location) as book:
-        jobs = _plan(book, assignment, fingerprint, entries, options, summary, files)
-        bar = Progress(len(jobs), progress, options.jobs)
+        jobs = _plan(book, assignment, fingerprint, entries, options, summary, files, figures)
+        to_grade = sum(job.grade for job in jobs)
+        bar = Progress(to_grade, progress, options.jobs)
         summary.jobs = min(options.jobs, len(jobs))  # the workers that actually grade, for the summary
         if progress is not None:
-            progress.write(_plan_line(len(jobs), len(entries), len(summary.skipped), summary.jobs) + "\n")
+            progress.write(_plan_line(to_grade, len(entries), len(summary.skipped), summary.jobs,
+                                      len(jobs) - to_grade) + "\n")
 
         def record(job: WorkItem, outcome: Outcome) -> None:
             late = summary.late.get(job.student)
@@ -161,11 +173,16 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
             summary.graded.append((job.student, outcome))
             bar.update(job.student, outcome)
 
+        def drawn(job: WorkItem, result: FigureResult) -> None:
+            summary.figure_pages = (summary.figure_pages or 0) + result.drawn
+            if not result.drawn:
+                summary.figure_failures.append((job.student, result.note))
+
         if jobs:
             timeout = options.submission_timeout or submission_timeout(assignment)
             pool = WorkerPool(assignment, options.jobs, timeout, options.grader_factory)
             try:
-                pool.run(jobs, record, bar.draw)
+                pool.run(jobs, record, bar.draw, drawn)
             finally:
                 bar.finish()
         summary.wall_seconds = round(time.monotonic() - started, 2)
@@ -216,9 +233,25 @@ def _lateness(assignment: Assignment, root: Path, entries: list[Entry], options:
     return late
 
 
+def _figures_folder(assignment: Assignment, options: BatchOptions, summary: BatchSummary) -> Path | None:
+    """The feedback folder the figures are drawn into, or None when there are none to draw (said in the summary)."""
+    if not options.figures:
+        return None
+    summary.figure_pages = 0
+    if not declares_figures(assignment):
+        summary.figures_note = f"{assignment.name} declares no figures (no [figures] table in its manifest)"
+        return None
+    return Path(options.feedback)  # type: ignore[arg-type] - grade_all checked it is given
+
+
 def _plan(book: Gradebook, assignment: Assignment, fingerprint: str, entries: list[Entry],
-          options: BatchOptions, summary: BatchSummary, files: dict[str, dict[str, str]]) -> list[WorkItem]:
-    """Hash each submission; skip what is already graded, record what cannot be read, queue the rest."""
+          options: BatchOptions, summary: BatchSummary, files: dict[str, dict[str, str]],
+          figures: Path | None = None) -> list[WorkItem]:
+    """Hash each submission; skip what is already graded, record what cannot be read, queue the rest.
+
+    With ``figures`` (the feedback folder), every queued submission also gets its figures drawn, and so does an
+    unchanged one whose figures are missing or were drawn for another submission (drawn, not re-graded).
+    """
     jobs = []
     for entry in entries:
         try:
@@ -237,22 +270,27 @@ def _plan(book: Gradebook, assignment: Assignment, fingerprint: str, entries: li
             elif late is not None:
                 book.set_lateness(found.id, late)
             summary.skipped.append(entry.student)
+            if figures is not None and needs_drawing(figures, entry.student, digest):
+                jobs.append(WorkItem(len(jobs), entry.student, entry.path, digest, grade=False,
+                                     figures=figures_folder(figures, entry.student)))
         elif problem is not None:
             outcome = Outcome(ERROR, max_score=assignment.max_score, message=problem)
             book.record(assignment.name, fingerprint, entry.student, digest, printable(entry.path), outcome, late)
             summary.graded.append((entry.student, outcome))
         else:
-            jobs.append(WorkItem(len(jobs), entry.student, entry.path, digest))
+            jobs.append(WorkItem(len(jobs), entry.student, entry.path, digest,
+                                 figures=figures_folder(figures, entry.student) if figures is not None else None))
     return jobs
 
 
-def _plan_line(to_grade: int, found: int, unchanged: int, workers: int) -> str:
+def _plan_line(to_grade: int, found: int, unchanged: int, workers: int, to_draw: int = 0) -> str:
     """What grade-all is about to do, e.g. ``grading 1 of 5 submissions (4 unchanged, skipped) with 1 worker``."""
     skipped = f" ({unchanged} unchanged, skipped)" if unchanged else ""
+    draw = f"; drawing the figures of {to_draw} unchanged submission{'s' * (to_draw != 1)}" if to_draw else ""
     if not to_grade:
-        return f"nothing to grade: {found} submission{'s' * (found != 1)} found{skipped}"
+        return f"nothing to grade: {found} submission{'s' * (found != 1)} found{skipped}{draw}"
     return (f"grading {to_grade} of {found} submission{'s' * (found != 1)}{skipped} with {workers} "
-            f"worker{'s' * (workers != 1)}")
+            f"worker{'s' * (workers != 1)}{draw}")
 
 
 def render_summary(summary: BatchSummary) -> str:
@@ -286,7 +324,23 @@ def render_summary(summary: BatchSummary) -> str:
         lines.append(f"csv: {summary.csv_rows} students")
     if summary.feedback_files is not None:
         lines.append(f"feedback: {summary.feedback_files} files")
+    lines += _figure_lines(summary)
     return "\n".join(lines) + "\n"
+
+
+def _figure_lines(summary: BatchSummary) -> list[str]:
+    """How many figure pages this run drew, and why any could not be (the grades stand either way)."""
+    if summary.figure_pages is None:
+        return []
+    if summary.figures_note:
+        return [f"figures: none ({summary.figures_note})"]
+    failed = len(summary.figure_failures)
+    lines = [f"figures: {summary.figure_pages} page{'s' * (summary.figure_pages != 1)}"
+             + (f" ({failed} could not be drawn)" if failed else "")]
+    lines += [f"  {student}: {note}" for student, note in summary.figure_failures[:20]]
+    if failed > 20:
+        lines.append(f"  ... and {failed - 20} more")
+    return lines
 
 
 def _late_lines(summary: BatchSummary) -> list[str]:

@@ -18,6 +18,9 @@ from autograder.cli.base import assignment_named, friendly_errors
               help="SQLite gradebook file to record into (created if missing), or a postgresql:// URL.")
 @click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="Also write the class CSV here.")
 @click.option("--feedback", type=click.Path(path_type=Path), help="Also write one markdown file per student here.")
+@click.option("--figures", is_flag=True, help="With --feedback: also draw each student's `grader show` figures into "
+              "DIR/<student>-figures/ (in the grading workers' sandbox, after grading); the feedback links and shows "
+              "them. A figure that cannot be drawn never costs the grade.")
 @click.option("--force", is_flag=True, help="Re-grade every submission, even unchanged ones.")
 @click.option("--retry-errors", is_flag=True, help="Re-grade unchanged submissions that could not be graded.")
 @click.option("--shard", metavar="K/N|auto", help="Grade only the K-th of N slices of the class (1 <= K <= N); "
@@ -36,7 +39,7 @@ from autograder.cli.base import assignment_named, friendly_errors
               help="CSV of submission times: student,submitted_at (ISO 8601); overrides the layout's times.")
 @friendly_errors
 def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: str, csv_path: Path | None,
-              feedback: Path | None, force: bool, retry_errors: bool, shard: str | None, shard_count: int | None,
+              feedback: Path | None, figures: bool, force: bool, retry_errors: bool, shard: str | None, shard_count: int | None,
               layout: str, due: str | None, late_penalty: str | None, extensions: Path | None,
               timestamps: Path | None) -> None:
     """Grade every student's submission in SUBMISSIONS (a folder or .zip each) into a resumable gradebook."""
@@ -50,6 +53,8 @@ def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: s
 
     if shard_count is not None and shard is None:
         raise GraderError("--shard-count goes with --shard auto")
+    if figures and feedback is None:
+        raise click.UsageError("--figures goes with --feedback DIR (the figures are drawn beside the feedback)")
 
     spec = assignment_named(assignment)
     try:
@@ -64,7 +69,7 @@ def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: s
         raise GraderError("--late-penalty needs a deadline: give --due or set [assignment] due in the manifest")
     options = BatchOptions(jobs=jobs or default_jobs(), gradebook=gradebook, force=force, retry_errors=retry_errors,
                            shard=resolve_shard(shard, shard_count) if shard else None, layout=layout, csv=csv_path,
-                           feedback=feedback, due=deadline, late=policy, extensions=extensions, timestamps=timestamps)
+                           feedback=feedback, figures=figures, due=deadline, late=policy, extensions=extensions, timestamps=timestamps)
     click.echo(render_summary(run_batch(spec, submissions, options, sys.stderr)), nl=False)
     if layout == "nbgrader":  # SUBMISSIONS is the course folder: the scores go to its nbgrader gradebook too
         from autograder.batch.nbgrader_course import render_write_back, write_back

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.errors import GraderError
 from autograder.gradebook.store import GRADED, Gradebook, SubmissionRow
-from autograder.reports.feedback import render_feedback, render_feedback_html
+from autograder.reports.feedback import FigurePage, render_feedback, render_feedback_html
 from autograder.util.atomic import write_atomic
 from autograder.util.safety import csv_safe
 
@@ -61,8 +63,44 @@ def feedback_filename(student: str) -> str:
     return name[:120] + ".md"
 
 
+FIGURES_SUFFIX = "-figures"
+FIGURE_STAMP = "stamp.json"  # in a figures folder: the digest it was drawn for, and its panels
+
+
+def figures_folder(folder: Path, student: str) -> Path:
+    """Where ``grade-all --figures`` draws a student's figures: ``<stem>-figures/`` beside ``<stem>.html``."""
+    return Path(folder) / (feedback_filename(student)[:-3] + FIGURES_SUFFIX)
+
+
+def read_figure_stamp(folder: Path) -> dict | None:
+    """A figures folder's stamp (``digest``, ``summary``, ``panels``), or None when there is no usable one."""
+    try:
+        stamp = json.loads((Path(folder) / FIGURE_STAMP).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return stamp if isinstance(stamp, dict) else None
+
+
+def figure_page(folder: Path, row: SubmissionRow) -> FigurePage | None:
+    """The student's figures for their feedback, when drawn for this very submission (an older submission's
+    figures are not shown beside a newer one's grade)."""
+    where = figures_folder(folder, row.student)
+    stamp = read_figure_stamp(where)
+    if stamp is None or stamp.get("digest") != row.digest or not (where / "index.html").is_file():
+        return None
+    images = []
+    for panel in stamp.get("panels") or []:
+        image = where / str(panel.get("image", ""))
+        if panel.get("status") == "drawn" and image.parent == where and image.is_file():
+            images.append((str(panel.get("title") or panel.get("name") or image.stem), image.name,
+                           base64.b64encode(image.read_bytes()).decode("ascii")))
+    return FigurePage(f"{where.name}/index.html", str(stamp.get("summary", "")), images)
+
+
 def export_feedback(book: Gradebook, assignment: str, folder: Path) -> int:
     """Write one markdown and one HTML feedback file per student of an assignment; return how many students.
+
+    A student whose figures were drawn (``grade-all --figures``) gets a link to them, and the HTML shows them.
 
     Raises:
         GraderError: If two student ids map to the same file name.
@@ -76,8 +114,9 @@ def export_feedback(book: Gradebook, assignment: str, folder: Path) -> int:
         names[name] = row.student
     for row in rows:
         name = feedback_filename(row.student)
-        write_atomic(Path(folder) / name, render_feedback(row))
-        write_atomic(Path(folder) / (name[:-3] + ".html"), render_feedback_html(row))
+        figures = figure_page(folder, row)
+        write_atomic(Path(folder) / name, render_feedback(row, figures))
+        write_atomic(Path(folder) / (name[:-3] + ".html"), render_feedback_html(row, figures))
     return len(rows)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from autograder.gradebook.store import ERROR, SubmissionRow
@@ -14,6 +15,21 @@ _MARKDOWN_ACTIVE = re.compile(r"([\\`*\[\]<&|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9
 _LINE_START = re.compile(r"^(\s*)(>|(?:[#+-]|\d+[.)])(?=\s|$))")
 # An absolute path of the grading machine (e.g. the class folder); feedback names only its last part.
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.~:/])(?:/[^\s/'\"():,;]+)+/([^\s/'\"():,;]+)")
+
+
+@dataclass(frozen=True)
+class FigurePage:
+    """A student's figures drawn by ``grade-all --figures``, as their feedback shows them.
+
+    Attributes:
+        page: The figures page relative to the feedback file, e.g. ``alice-figures/index.html``.
+        summary: One line, e.g. ``3 of 4 figures drawn in 12.0 s``.
+        images: ``(title, file name, base64 PNG)`` of each drawn figure, in page order.
+    """
+
+    page: str
+    summary: str = ""
+    images: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 def without_paths(text: str) -> str:
@@ -55,14 +71,19 @@ def lateness_line(row: SubmissionRow) -> str | None:
     return line
 
 
-def render_feedback(row: SubmissionRow) -> str:
-    """A student's feedback as markdown: what the grade report shows (scores, messages, hints), nothing more."""
+def render_feedback(row: SubmissionRow, figures: FigurePage | None = None) -> str:
+    """A student's feedback as markdown: what the grade report shows (scores, messages, hints), nothing more.
+
+    Args:
+        row: The student's current submission.
+        figures: Their drawn figures (``grade-all --figures``), linked from the feedback.
+    """
     report = row.report or {}
     title = report.get("assignment", row.assignment)
     lines = [f"# {_text(title)}: feedback for {_text(row.student)}", ""]
     if row.status == ERROR or not report:
         lines += ["Your submission could not be graded.", "", f"Reason: {_text(row.message or 'unknown')}", ""]
-        return "\n".join(lines)
+        return "\n".join(lines + _figures_markdown(figures))
     lines += [f"**Score: {row.score:g} / {row.max_score:g}**", ""]
     late = lateness_line(row)
     if late:
@@ -75,12 +96,23 @@ def render_feedback(row: SubmissionRow) -> str:
         lines += _task_section(task)
     if report.get("notes"):
         lines += ["", "## Notes", ""] + [f"- {_text(note)}" for note in report["notes"]]
+    if figures is not None:
+        lines += [""] + _figures_markdown(figures)[:-1]
     if report.get("student_output"):
         lines += ["", "## What your code printed", "", _fence(without_paths(str(report["student_output"])))]
     environment = report.get("environment", {})
     lines += ["", f"_Graded in {report.get('seconds', 0):g} s; seed {_text(environment.get('seed'))}; "
                   f"torch {_text(environment.get('torch'))}._", ""]
     return "\n".join(lines)
+
+
+def _figures_markdown(figures: FigurePage | None) -> list[str]:
+    """The figures section: a link to the page (markdown viewers differ on embedded images, so only the link)."""
+    if figures is None:
+        return []
+    summary = f": {_text(figures.summary)}" if figures.summary else ""
+    link = f"[{_text(figures.page)}]({figures.page})"
+    return ["## Your figures", "", f"The course's figures drawn from your code: {link}{summary}.", ""]
 
 
 def _task_section(task: dict[str, Any]) -> list[str]:
@@ -107,13 +139,20 @@ def _h(value: Any) -> str:
     return html.escape(without_paths(" ".join(str(value).split())))
 
 
-def render_feedback_html(row: SubmissionRow) -> str:
-    """A student's feedback as one self-contained HTML page (inline style, no scripts, no external resources)."""
+def render_feedback_html(row: SubmissionRow, figures: FigurePage | None = None) -> str:
+    """A student's feedback as one self-contained HTML page (inline style, no scripts, no external resources).
+
+    Args:
+        row: The student's current submission.
+        figures: Their drawn figures (``grade-all --figures``): a link to the figures page, and the drawn
+            figures inline.
+    """
     report = row.report or {}
     title = f"{report.get('assignment', row.assignment)}: feedback for {row.student}"
     body = [f"<h1>{_h(title)}</h1>"]
     if row.status == ERROR or not report:
         body += ["<p>Your submission could not be graded.</p>", f"<p>Reason: {_h(row.message or 'unknown')}</p>"]
+        body += _figures_html(figures)
     else:
         body.append(f"<p><strong>Score: {row.score:g} / {row.max_score:g}</strong></p>")
         late = lateness_line(row)
@@ -129,11 +168,31 @@ def render_feedback_html(row: SubmissionRow) -> str:
             body += _task_html(task)
         if report.get("notes"):
             body += ["<h2>Notes</h2><ul>"] + [f"<li>{_h(n)}</li>" for n in report["notes"]] + ["</ul>"]
+        body += _figures_html(figures)
         if report.get("student_output"):
             body.append("<h2>What your code printed</h2><pre>"
                         f"{html.escape(without_paths(str(report['student_output'])))}</pre>")
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{_h(title)}</title>"
             f"<style>{_STYLE}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def _figures_html(figures: FigurePage | None) -> list[str]:
+    """The figures section: a relative link to the figures page, and each drawn figure inline.
+
+    The images are embedded as base64 ``data:`` URIs rather than linked: the feedback page stays one
+    self-contained file (it can be mailed or uploaded to an LMS alone and still shows the figures); the link to
+    the full page (notes, placeholders, expected figures) is what needs the folder beside it.
+    """
+    if figures is None:
+        return []
+    summary = f": {_h(figures.summary)}" if figures.summary else ""
+    link = f"<a href=\"{html.escape(figures.page)}\">{_h(figures.page)}</a>"
+    lines = ["<h2>Your figures</h2>", f"<p>The course's figures drawn from your code, with notes: {link}{summary}.</p>"]
+    for title, name, data in figures.images:
+        lines.append(f"<figure><img src=\"data:image/png;base64,{data}\" alt=\"{_h(title)}\" "
+                     f"style=\"max-width:100%\" data-file=\"{html.escape(name)}\"><figcaption>{_h(title)}"
+                     f"</figcaption></figure>")
+    return lines
 
 
 def _task_html(task: dict[str, Any]) -> list[str]:

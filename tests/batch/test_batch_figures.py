@@ -1,0 +1,198 @@
+"""``grade-all --feedback DIR --figures``: figures beside each student's feedback, resumable, never costing a grade."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from autograder.batch.figures import FigureResult, declares_figures, draw_figures, needs_drawing
+from autograder.batch.pool import WorkerPool, WorkItem
+from autograder.batch.run import BatchOptions, BatchSummary, grade_all, render_summary
+from autograder.cli import main
+from autograder.errors import GraderError
+from autograder.gradebook.export import FIGURE_STAMP, figures_folder
+from autograder.gradebook.store import Outcome
+from autograder.reports.results import GradeReport, TaskResult
+from autograder.spec.assignment import Assignment, load_assignment
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
+MINI = FIXTURES / "reference_solutions" / "mini"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+class FullMarks:
+    """A grader without torch: full marks for everything (the figures code is what is under test)."""
+
+    def __init__(self, assignment: Assignment) -> None:
+        self.assignment = assignment
+
+    def grade(self, path: Path) -> GradeReport:
+        task = TaskResult("scale", "Scale", 1.0, 1.0, "passed", "", [])
+        return GradeReport(self.assignment.name, str(path), 1.0, 1.0, [task], seconds=0.01)
+
+    def close(self) -> None:
+        pass
+
+
+def full_marks(assignment: Assignment) -> FullMarks:
+    return FullMarks(assignment)
+
+
+def _mini_class(root: Path, students: list[str]) -> Path:
+    for student in students:
+        shutil.copytree(MINI, root / student / "mini")
+    return root
+
+
+# -- fast: options, the no-figures assignment, failures ---------------------------------------------------------
+
+def test_figures_flag_needs_feedback(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["grade-all", "assignment2", str(tmp_path), "--figures"])
+    assert result.exit_code == 2
+    assert "Error: --figures goes with --feedback DIR" in result.output and "Traceback" not in result.output
+    with pytest.raises(GraderError, match="--figures goes with --feedback"):
+        grade_all(load_assignment("mini", root=FIXTURES / "assignments"), tmp_path, BatchOptions(figures=True))
+
+
+def test_assignment_without_figures_says_so_once_and_grades(tmp_path: Path) -> None:
+    spec = load_assignment("mini", root=FIXTURES / "assignments")
+    assert not declares_figures(spec) and declares_figures(load_assignment("assignment2"))
+    subs = _mini_class(tmp_path / "subs", ["alice", "bob"])
+    options = BatchOptions(jobs=1, gradebook=tmp_path / "g.db", feedback=tmp_path / "fb", figures=True,
+                           grader_factory=full_marks)
+    text = render_summary(grade_all(spec, subs, options))
+    assert [line for line in text.splitlines() if "figures" in line] == \
+        ["figures: none (mini declares no figures (no [figures] table in its manifest))"]
+    assert "graded now       2" in text
+    assert sorted(p.name for p in (tmp_path / "fb").iterdir()) == ["alice.html", "alice.md", "bob.html", "bob.md"]
+
+
+def test_a_failure_to_draw_is_a_note_never_a_raise(tmp_path: Path) -> None:
+    folder = figures_folder(tmp_path / "fb", "alice")
+    folder.mkdir(parents=True)
+    (folder / "index.html").write_text("an older page")
+    result = draw_figures(None, load_assignment("assignment2"), tmp_path / "gone", folder, "d1")
+    assert result == FigureResult(False, "gone does not exist")  # one line, no path of the grading machine
+    assert not folder.exists()  # the older page is not left to pass for this submission's
+
+
+def test_pool_sends_the_grade_before_the_figures_and_draw_only_jobs_are_not_graded(tmp_path: Path) -> None:
+    spec = load_assignment("mini", root=FIXTURES / "assignments")
+    subs = _mini_class(tmp_path / "subs", ["alice", "bob"])
+    events: list[tuple[str, str, object]] = []
+    jobs = [WorkItem(0, "alice", subs / "alice", "d1", figures=tmp_path / "fb" / "alice-figures"),
+            WorkItem(1, "bob", subs / "bob", "d2", grade=False, figures=tmp_path / "fb" / "bob-figures")]
+
+    def graded(job: WorkItem, outcome: Outcome) -> None:
+        events.append(("grade", job.student, outcome.status))
+
+    def drawn(job: WorkItem, result: FigureResult) -> None:
+        events.append(("figures", job.student, result.drawn))  # mini declares no figures: a failure, as a note
+
+    WorkerPool(spec, 1, 60.0, full_marks).run(jobs, graded, lambda: None, drawn)
+    assert events == [("grade", "alice", "graded"), ("figures", "alice", False), ("figures", "bob", False)]
+
+
+def test_needs_drawing_follows_the_stamp(tmp_path: Path) -> None:
+    assert needs_drawing(tmp_path, "alice", "d1")
+    folder = figures_folder(tmp_path, "alice")
+    folder.mkdir()
+    (folder / FIGURE_STAMP).write_text(json.dumps({"digest": "d1"}))
+    assert not needs_drawing(tmp_path, "alice", "d1") and needs_drawing(tmp_path, "alice", "d2")
+    (folder / FIGURE_STAMP).write_text("{not json")
+    assert needs_drawing(tmp_path, "alice", "d1")
+
+
+def test_summary_counts_pages_and_failures() -> None:
+    summary = BatchSummary("assignment2", Path("subs"), Path("g.db"), 2, figure_pages=3,
+                           figure_failures=[("bob", "the grading worker stopped unexpectedly")])
+    lines = render_summary(summary).splitlines()
+    assert "figures: 3 pages (1 could not be drawn)" in lines
+    assert "  bob: the grading worker stopped unexpectedly" in lines
+    assert "figures" not in render_summary(BatchSummary("a", Path("s"), Path("g.db"), 1))
+
+
+# -- slow: a real class of assignment2 -----------------------------------------------------------------------------
+
+def _assignment2_class(root: Path) -> Path:
+    """alice: the reference; bob: the reference with a syntax error in one module; carol: the template."""
+    for student, source in [("alice", ROOT / "reference_solutions" / "assignment2"),
+                            ("bob", ROOT / "reference_solutions" / "assignment2"),
+                            ("carol", ROOT / "student_template" / "assignment2")]:
+        shutil.copytree(source, root / student / "assignment2")
+    with open(root / "bob" / "assignment2" / "modules.py", "a") as handle:
+        handle.write("\ndef broken(:\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def figures_class(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    base = tmp_path_factory.mktemp("figures-class")
+    subs = _assignment2_class(base / "subs")
+    result = CliRunner().invoke(main, ["grade-all", "assignment2", str(subs), "--jobs", "2", "--gradebook",
+                                       str(base / "g.db"), "--feedback", str(base / "fb"), "--figures"])
+    assert result.exit_code == 0, result.output
+    return base, result.output
+
+
+def _current(db: Path) -> dict[str, tuple[str, float, str]]:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
+        return {s: (status, score, digest) for s, status, score, digest in connection.execute(
+            "SELECT s.student, s.status, s.score, s.digest FROM current c JOIN submissions s ON s.id = c.submission")}
+
+
+@pytest.mark.slow
+def test_every_student_gets_figures_beside_their_feedback(figures_class: tuple[Path, str]) -> None:
+    base, output = figures_class
+    assert "figures: 3 pages" in output and "could not be drawn" not in output
+    current = _current(base / "g.db")
+    assert {s: v[0] for s, v in current.items()} == {"alice": "graded", "bob": "graded", "carol": "graded"}
+    assert current["alice"][1] == 100 and current["bob"][1] < 100  # the broken module costs bob points, not more
+    feedback = base / "fb"
+    for student in current:
+        folder = feedback / f"{student}-figures"
+        stamp = json.loads((folder / FIGURE_STAMP).read_text())
+        assert stamp["digest"] == current[student][2]
+        drawn = [p["image"] for p in stamp["panels"] if p["status"] == "drawn"]
+        for image in drawn:
+            assert (folder / image).read_bytes().startswith(PNG_MAGIC) and (folder / image).stat().st_size > 1000
+        page = (feedback / f"{student}.html").read_text()
+        assert f'<a href="{student}-figures/index.html">' in page
+        assert page.count("data:image/png;base64,") == len(drawn)
+        assert f"({student}-figures/index.html)" in (feedback / f"{student}.md").read_text()
+    alice = json.loads((feedback / "alice-figures" / FIGURE_STAMP).read_text())
+    assert alice["panels"] and all(p["status"] == "drawn" for p in alice["panels"])
+    assert "could not be imported" in (feedback / "bob-figures" / "index.html").read_text()
+    assert "**Score:" in (feedback / "bob.md").read_text()
+    files = [p for p in feedback.rglob("*") if p.is_file()]
+    assert {stat.S_IMODE(p.stat().st_mode) for p in files} == {0o644}
+    assert not [p for p in files if str(base) in p.read_text(errors="replace")]  # no path of this machine
+
+
+@pytest.mark.slow
+def test_resume_draws_missing_or_stale_figures_without_regrading(figures_class: tuple[Path, str]) -> None:
+    base, _ = figures_class
+    feedback = base / "fb"
+    before = _current(base / "g.db")
+    untouched = (feedback / "bob-figures" / "index.html").stat().st_mtime_ns
+    shutil.rmtree(feedback / "alice-figures")
+    stamp = feedback / "carol-figures" / FIGURE_STAMP
+    stamp.write_text(json.dumps({**json.loads(stamp.read_text()), "digest": "drawn-for-another-submission"}))
+    result = CliRunner().invoke(main, ["grade-all", "assignment2", str(base / "subs"), "--jobs", "2",
+                                       "--gradebook", str(base / "g.db"), "--feedback", str(feedback), "--figures"])
+    assert result.exit_code == 0, result.output
+    assert "graded now       0" in result.output and "figures: 2 pages" in result.output
+    assert _current(base / "g.db") == before
+    with sqlite3.connect(base / "g.db") as connection:
+        assert connection.execute("SELECT COUNT(*) FROM submissions").fetchone() == (3,)
+    assert (feedback / "alice-figures" / "index.html").is_file()
+    assert json.loads(stamp.read_text())["digest"] == before["carol"][2]
+    assert (feedback / "bob-figures" / "index.html").stat().st_mtime_ns == untouched
+    assert 'href="alice-figures/index.html"' in (feedback / "alice.html").read_text()
