@@ -32,17 +32,6 @@ class FigureResult:
     note: str
 
 
-def declares_figures(assignment: Assignment) -> bool:
-    """Whether the assignment's manifest has a ``[figures]`` table (a broken one counts: drawing reports it)."""
-    from autograder.spec.assignment import MANIFEST
-    from autograder.util.tomlio import load_toml
-
-    try:
-        return isinstance(load_toml(assignment.root / MANIFEST).get("figures"), dict)
-    except Exception:  # noqa: BLE001 - an unreadable manifest declares nothing we could draw
-        return False
-
-
 def needs_drawing(feedback: Path, student: str, digest: str) -> bool:
     """Whether the student's figures folder is missing, or was drawn for another submission (another digest)."""
     stamp = read_figure_stamp(figures_folder(feedback, student))

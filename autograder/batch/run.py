@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from autograder.batch.discover import GRADESCOPE_METADATA, Entry, discover
-from autograder.batch.figures import FigureResult, declares_figures, needs_drawing
+from autograder.batch.figures import FigureResult, needs_drawing
 from autograder.batch.fingerprint import assignment_fingerprint, raw_digest
 from autograder.batch.pool import GraderFactory, WorkerPool, WorkItem, one_line
 from autograder.batch.progress import Progress
@@ -26,6 +26,7 @@ from autograder.errors import GraderError, SubmissionError
 from autograder.gradebook.backend import display, parse_location
 from autograder.gradebook.export import export_csv, export_feedback, figures_folder
 from autograder.gradebook.store import ERROR, GRADED, Gradebook, Outcome, SubmissionRow
+from autograder.show.render import declares_figures
 from autograder.spec.assignment import Assignment
 from autograder.spec.late import NO_TIME, Lateness, LatePolicy, lateness
 from autograder.submission.sources import digest_and_sources

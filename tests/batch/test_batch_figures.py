@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from autograder.batch.figures import FigureResult, declares_figures, draw_figures, needs_drawing
+from autograder.batch.figures import FigureResult, draw_figures, needs_drawing
 from autograder.batch.pool import WorkerPool, WorkItem
 from autograder.batch.run import BatchOptions, BatchSummary, grade_all, render_summary
 from autograder.cli import main
@@ -19,6 +19,7 @@ from autograder.errors import GraderError
 from autograder.gradebook.export import FIGURE_STAMP, figures_folder
 from autograder.gradebook.store import Outcome
 from autograder.reports.results import GradeReport, TaskResult
+from autograder.show.render import declares_figures
 from autograder.spec.assignment import Assignment, load_assignment
 
 ROOT = Path(__file__).resolve().parents[2]
