@@ -119,7 +119,7 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
     folder = Path(out).expanduser().resolve() if out is not None else default_folder(spec, work)
     if folder == work or work in folder.parents:
         raise GraderError(f"refusing to write the figures into the work itself ({work}); choose another --out")
-    own = start_workers(spec, workers) if zygotes is None and _declares_figures(spec) else None
+    own = start_workers(spec, workers) if zygotes is None and declares_figures(spec) else None
     try:
         from .catalog import load_catalog  # torch loads here, while the first worker starts
 
@@ -167,9 +167,9 @@ def _draw(figure: Figure, result: ProbeResult | None, folder: Path) -> Panel:
     return draw_panel(figure, result, folder)
 
 
-def _declares_figures(assignment: Assignment) -> bool:
-    """Whether the manifest has a [figures] table (checked before starting workers; load_catalog says what is
-    wrong otherwise)."""
+def declares_figures(assignment: Assignment) -> bool:
+    """Whether the manifest has a [figures] table (checked before starting workers, and by the notebook generator;
+    load_catalog says what is wrong otherwise)."""
     from autograder.spec.assignment import MANIFEST
     from autograder.util.tomlio import load_toml
 
