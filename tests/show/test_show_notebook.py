@@ -203,7 +203,7 @@ def test_the_show_cell_displays_the_figures_in_a_real_kernel(a2, filled2, repo, 
     # The definitions and the show cell only: the setup and check cells are tested with the notebooks.
     kept = [c for c in filled2["cells"] if c["cell_type"] == "code" and "check_notebook" not in source(c)
             and not source(c).startswith("# Setup")]
-    kept.append(code_cell("shown = show('assignment2')\nshown"))  # no ';': still displayed once
+    kept.append({**code_cell("shown = show('assignment2')\nshown"), "id": "again"})  # no ';': still displayed once
     nb = nbformat.reads(json.dumps({**filled2, "cells": kept}), as_version=4)
     monkeypatch.setenv("PYTHONPATH", str(repo))
     NotebookClient(nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(tmp_path)}}).execute()
