@@ -3,7 +3,7 @@
 From a notebook, in one line::
 
     from autograder.show import show
-    show("attention101")                        # in the notebook: its own cells, figures shown under the cell
+    show("attention101")                          # in the notebook: its own cells, figures shown under the cell
     show("attention101", "path/to/attention101")  # a package: writes ../attention101-figures/index.html
 
 Importing this package is cheap (nothing of torch or matplotlib loads until a function runs).

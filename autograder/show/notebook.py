@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autograder.errors import SubmissionError
 from autograder.spec.assignment import Assignment
 from autograder.submission.notebook.read import is_notebook
 
 from .render import Rendered, _resolve, default_folder, render_figures
+
+if TYPE_CHECKING:
+    from autograder.submission.notebook.extract import Extraction
 
 KERNEL_SOURCE = "this notebook (the cells this kernel ran)"
 
@@ -53,7 +56,7 @@ def render_work(assignment: Assignment | str, path: Path | str | None = None, ou
     return render_figures(spec, target, out, **options)
 
 
-def _render_extracted(spec: Assignment, extraction: Any, out: Path | str, source: str,
+def _render_extracted(spec: Assignment, extraction: Extraction, out: Path | str, source: str,
                       options: dict[str, Any]) -> Rendered:
     """Write the extracted package into a temporary folder (removed afterwards) and render from it."""
     from autograder.submission.notebook.extract import write_package
