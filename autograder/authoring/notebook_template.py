@@ -36,6 +36,13 @@ each function and class in its cell below (the README's file names are the secti
 * Submit this `.ipynb` file.
 """
 
+SHOW_NOTE = """## Look at what your code does
+
+The cell below runs your definitions on the course's examples, in the same sandbox as the grader, and draws the
+figures of the course notes from your numbers, with notes saying what each picture should show. It also writes
+them to a page beside this notebook; like the checks, it says nothing about the hidden tests.
+"""
+
 SETUP_CELL = '''# Setup: run this cell first. It makes the checker importable, installing with pip only what is missing.
 import importlib.util
 import subprocess
@@ -98,6 +105,7 @@ def render_notebook(assignment: Assignment, template: dict[str, bytes] | None = 
     _quiz_cells(builder, assignment, sections.pop("quiz", ""))
     builder.markdown("## Before you submit\n\nSave the notebook, then check every task at once:", "final")
     builder.code(f'from autograder.public.notebook import check_notebook\n\ncheck_notebook("{assignment.name}");', "check-all")
+    _show_cells(builder, assignment)
     return nbformat.writes(builder.notebook())
 
 
@@ -250,6 +258,16 @@ def _quiz_cells(builder: _Builder, assignment: Assignment, section: str) -> None
     builder.code(f"{ANSWERS_NAME} = {{\n{body}\n}}", "answers")
     builder.code(f'from autograder.public.notebook import check_notebook\n\n'
                  f'check_notebook("{assignment.name}", task="{quiz.task_id}");', "check-quiz")
+
+
+def _show_cells(builder: _Builder, assignment: Assignment) -> None:
+    """The last section, for an assignment that declares figures: ``show()`` draws them from this notebook."""
+    from autograder.show.render import declares_figures
+
+    if not declares_figures(assignment):
+        return
+    builder.markdown(SHOW_NOTE, "show")
+    builder.code(f'from autograder.show import show\n\nshow("{assignment.name}");', "show")
 
 
 def notebook_drift(assignment: Assignment, template: dict[str, bytes] | None = None,

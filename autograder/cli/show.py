@@ -26,7 +26,8 @@ from autograder.errors import GraderError
 def show(assignment: str, path: Path | None, out: Path | None, open_page: bool, expected: bool | None,
                  reference: bool) -> None:
     """Draw the course's figures from your own code (run in the grader's sandbox) into an HTML page."""
-    from autograder.show.render import render_expected, render_figures
+    from autograder.show.notebook import render_work
+    from autograder.show.render import render_expected
 
     spec = assignment_named(assignment)
     if reference:
@@ -35,7 +36,7 @@ def show(assignment: str, path: Path | None, out: Path | None, open_page: bool, 
         written = render_expected(spec, out)
         click.echo(f"{spec.name}: {len(written)} expected figures written to {written[0].parent if written else out}")
         return
-    rendered = render_figures(spec, path, out, expected=expected)
+    rendered = render_work(spec, path, out, expected=expected)  # a notebook's extraction notes are printed
     click.echo(f"{spec.name}: {rendered.summary()}")
     click.echo(f"page: {rendered.page}")
     if open_page:

@@ -11,7 +11,13 @@ from typing import Any
 
 from autograder.errors import NotebookError, SubmissionError
 from autograder.spec.assignment import Assignment
-from autograder.submission.notebook.extract import extract, find_notebook, use_notebook, write_package
+from autograder.submission.notebook.extract import (
+    Extraction,
+    extract,
+    find_notebook,
+    use_notebook,
+    write_package,
+)
 from autograder.submission.notebook.read import Cell, read_notebook
 
 
@@ -65,6 +71,39 @@ def kernel_cells() -> list[Cell]:
     return [Cell(f"In [{number}]", source) for number, source in enumerate(history) if number and source]
 
 
+def in_kernel() -> bool:
+    """Whether this code runs inside a Jupyter kernel (JupyterLab, Colab, VS Code), not a script or a terminal."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    # Kernel shells (ZMQInteractiveShell and Colab's subclass of it) hold their kernel; the terminal's does not.
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def notebook_extraction(assignment: Assignment, path: Path | None = None) -> Extraction:
+    """Extract a notebook's definitions exactly as the grader does, and print the notes the student should see.
+
+    Args:
+        assignment: The assignment.
+        path: A saved notebook file; the cells this kernel ran when None.
+
+    Returns:
+        The extraction (write it with :func:`write_package`).
+
+    Raises:
+        NotebookError: If the file is not a readable notebook, or (no path) outside a kernel.
+    """
+    cells = read_notebook(path) if path is not None else kernel_cells()
+    extraction = extract(assignment, cells)
+    # A kernel rejects a cell with a syntax error whole, so a rejected entry of its history never defined
+    # anything there either (and was most likely fixed and re-run): only the saved file's errors are news.
+    shown = extraction.notes if path is not None else [n for n in extraction.notes if "syntax error" not in n]
+    print("".join(f"note: {note}\n" for note in shown), end="")
+    return extraction
+
+
 def check_notebook(assignment: str, task: str | None = None, path: str | Path | None = None,
                    show_extracted: str | Path | None = None) -> Any:
     """Run the public tests (one task's, or all) on this notebook's definitions and print the table.
@@ -90,12 +129,7 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
     quiz_only = spec.quiz is not None and task == spec.quiz.task_id
     if task is not None and not quiz_only and task not in spec.task_ids:
         raise NotebookError(f"no task {task!r} in {spec.name} (tasks: {', '.join(spec.task_ids)})")
-    cells = read_notebook(Path(path)) if path is not None else kernel_cells()
-    extraction = extract(spec, cells)
-    # A kernel rejects a cell with a syntax error whole, so a rejected entry of its history never defined
-    # anything there either (and was most likely fixed and re-run): only the saved file's errors are news.
-    shown = extraction.notes if path is not None else [n for n in extraction.notes if "syntax error" not in n]
-    print("".join(f"note: {note}\n" for note in shown), end="")
+    extraction = notebook_extraction(spec, Path(path) if path is not None else None)
     printer = Printer(spec, lambda text: print(text, end=""))
     printer.header(CheckOutcome(package=Path(path) if path is not None else Path("this notebook")))
     with tempfile.TemporaryDirectory(prefix="check-notebook-") as scratch:

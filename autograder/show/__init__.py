@@ -3,7 +3,8 @@
 From a notebook, in one line::
 
     from autograder.show import show
-    show("attention101", "path/to/attention101")   # writes ../attention101-figures/index.html, returns its path
+    show("attention101")                          # in the notebook: its own cells, figures shown under the cell
+    show("attention101", "path/to/attention101")  # a package: writes ../attention101-figures/index.html
 
 Importing this package is cheap (nothing of torch or matplotlib loads until a function runs).
 """
@@ -15,20 +16,37 @@ from typing import Any
 
 
 def show(assignment: str, path: str | Path | None = None, out: str | Path | None = None, **options: Any) -> Path:
-    """Render the figures of ``assignment`` from the code at ``path``; return the page (``index.html``).
+    """Render the figures of ``assignment`` from the student's code; return the page (``index.html``).
+
+    In a Jupyter kernel the figures are also displayed under the cell (once, even without a closing ``;``).
 
     Args:
         assignment: The assignment's name (e.g. ``"attention101"``).
-        path: The student's package folder, a folder holding it, or a zip (default ``./<package>``).
-        out: The output folder (default ``<package>/../<package>-figures/``).
+        path: The student's package folder, a folder holding it, a zip, or a saved notebook (``.ipynb``). By
+            default ``./<package>``; inside a notebook with no such folder, the cells this kernel ran.
+        out: The output folder (default ``<work>/../<package>-figures/``; ``./<package>-figures/`` for a kernel).
         **options: ``expected`` (bool) and ``workers`` (int), as for :func:`autograder.show.render.render_figures`.
 
     Returns:
-        The path of the page.
-    """
-    from .render import render_figures
+        The path of the page (a :class:`~autograder.show.inline.Shown`: also ``.page``, ``.folder``, ``.panels``,
+        ``.summary()``, and ``_repr_html_`` for a notebook).
 
-    return render_figures(assignment, path, out, **options).page
+    Raises:
+        GraderError: On bad input, with a one-line message.
+    """
+    from autograder.errors import GraderError
+
+    from .inline import Shown, display_inline
+    from .notebook import render_work
+
+    try:
+        rendered = render_work(assignment, path, out, **options)
+    except GraderError as exc:
+        # A student's mistake (a wrong name or path) is one line: not the frames of the grader it went through.
+        raise exc.with_traceback(None) from None
+    shown = Shown.of(rendered)
+    display_inline(shown)
+    return shown
 
 
 def render_figures(*args: Any, **kwargs: Any) -> Any:

@@ -92,7 +92,7 @@ def default_folder(assignment: Assignment, work: Path) -> Path:
 
 def render_figures(assignment: Assignment | str, path: Path | str | None = None, out: Path | str | None = None,
                    expected: bool | None = None, workers: int = 2, expected_folder: Path | None = None,
-                   zygotes: list[Zygote] | None = None) -> Rendered:
+                   zygotes: list[Zygote] | None = None, source: str | None = None) -> Rendered:
     """Run the assignment's figure probes on the student's code in the sandbox and draw the page.
 
     Args:
@@ -104,6 +104,8 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
         workers: Sandboxed workers.
         expected_folder: Where the expected PNGs are (default: the manifest's ``expected`` folder).
         zygotes: Sandboxed workers already started (``grade-all``'s), left running; new ones by default.
+        source: Where the code came from, as the page names it (default: the work's path; a notebook's package
+            is extracted into a temporary folder whose name would mean nothing to the student).
 
     Returns:
         What was written.
@@ -136,7 +138,7 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
               for figure in catalog.figures]
     show_expected = catalog.show_expected if expected is None else expected
     beside = _copy_expected(expected_folder or catalog.expected, catalog, folder) if show_expected else {}
-    info = PageInfo(assignment=spec.name, title=spec.title, source=str(work), isolation=outcome.isolation,
+    info = PageInfo(assignment=spec.name, title=spec.title, source=source or str(work), isolation=outcome.isolation,
                     notes=tuple(outcome.notes), printed=outcome.printed, seconds=outcome.seconds)
     page = write_page(folder, render_page(info, panels, beside))
     return Rendered(folder=folder, page=page, panels=panels, outcome=outcome,
@@ -166,7 +168,8 @@ def _draw(figure: Figure, result: ProbeResult | None, folder: Path) -> Panel:
 
 
 def declares_figures(assignment: Assignment) -> bool:
-    """Whether the manifest has a [figures] table (cheap: no torch; load_catalog says what is wrong with one)."""
+    """Whether the manifest has a [figures] table (cheap: no torch; the release, the batch and the notebook
+    generator ask; load_catalog says what is wrong with one)."""
     from autograder.spec.assignment import MANIFEST
     from autograder.util.tomlio import load_toml
 
