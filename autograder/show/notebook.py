@@ -23,8 +23,9 @@ def render_work(assignment: Assignment | str, path: Path | str | None = None, ou
     """Render the figures of the student's work, wherever it is.
 
     * ``path`` a notebook file: its definitions, extracted as the grader extracts them (figures beside it).
-    * No ``path``, no ``./<package>`` folder, inside a Jupyter kernel: the definitions of the cells this kernel
-      ran, as ``check_notebook`` reads them (figures in ``./<package>-figures/``).
+    * No ``path``, inside a Jupyter kernel: the definitions of the cells this kernel ran, as ``check_notebook``
+      reads them (figures in ``./<package>-figures/``), even beside a ``./<package>`` folder: the student release
+      has one (the stubs), and the notebook's show cell means the notebook.
     * Otherwise a package folder, a folder holding it, or a zip, as ``grader show`` takes it.
 
     Args:
@@ -49,7 +50,7 @@ def render_work(assignment: Assignment | str, path: Path | str | None = None, ou
         target = target.resolve()
         extraction = notebook.notebook_extraction(spec, target)
         return _render_extracted(spec, extraction, out or default_folder(spec, target), str(target), options)
-    if target is None and not (Path.cwd() / spec.package).is_dir() and notebook.in_kernel():
+    if target is None and notebook.in_kernel():
         extraction = notebook.notebook_extraction(spec)
         return _render_extracted(spec, extraction, out or Path.cwd() / f"{spec.package}-figures", KERNEL_SOURCE,
                                  options)
