@@ -15,13 +15,12 @@ import torch
 
 from autograder import __version__
 from autograder.batch.fingerprint import assignment_fingerprint
-from autograder.errors import AssignmentError, TransportError, WorkerDied
-from autograder.grading.jobs import CheckBatch, Jobs
-from autograder.grading.records import format_error, read_tensor_file, seconds_of, truncate
+from autograder.errors import AssignmentError, WorkerDied
+from autograder.grading.jobs import CheckBatch, Jobs, read_outputs
+from autograder.grading.records import truncate
 from autograder.judge.compare import TOLERANCES
 from autograder.judge.refcache import ReferenceStore
 from autograder.judge.scoring import score_task
-from autograder.judge.transport import decode_outputs
 from autograder.judge.verdict import Judge
 from autograder.probe.checks import (
     Check,
@@ -32,7 +31,6 @@ from autograder.probe.checks import (
 from autograder.probe.context import derive_seed
 from autograder.reports.results import (
     ERROR,
-    NOT_IMPLEMENTED,
     TIMEOUT,
     CheckResult,
     GradeReport,
@@ -259,19 +257,8 @@ class Grader:
 
     def _read_check(self, check: Check, seed: int, record: dict[str, Any], result: JobResult,
                     base: CheckResult) -> CheckResult:
-        base.seconds, base.cpu_seconds = (seconds_of(record.get(key)) for key in ("seconds", "cpu_seconds"))
-        status = record.get("status")
-        if status in ("not_implemented", "error"):
-            base.status = NOT_IMPLEMENTED if status == "not_implemented" else ERROR
-            base.message = format_error(record.get("error"))
-            return base
-        try:
-            tensor_bytes = read_tensor_file(result.job_dir, record.get("tensors"))
-            actual = decode_outputs(record.get("values"), tensor_bytes)
-        except TransportError as exc:
-            base.message = f"the outputs could not be read back: {exc}"
-            return base
-        return self.judge.judge(check, seed, actual, base)
+        actual = read_outputs(record, result, base)
+        return base if actual is None else self.judge.judge(check, seed, actual, base)
 
     def _grade_quiz(self, prepared: PreparedSubmission) -> TaskResult:
         quiz = self.assignment.quiz

@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.errors import WorkerDied
-from autograder.grading.records import collect_output, ended_early, format_error
+from autograder.errors import TransportError, WorkerDied
+from autograder.grading.records import collect_output, ended_early, format_error, read_tensor_file, seconds_of
+from autograder.judge.transport import decode_outputs
 from autograder.probe.checks import Check
-from autograder.reports.results import ERROR, TIMEOUT, CheckResult
+from autograder.reports.results import ERROR, NOT_IMPLEMENTED, TIMEOUT, CheckResult
 from autograder.sandbox.host import JobResult, Limits, Zygote
 from autograder.sandbox.memory import MemoryPlan
 from autograder.spec.assignment import Assignment
@@ -178,3 +179,20 @@ class Jobs:
         finally:
             if result.job_dir is not None:
                 shutil.rmtree(result.job_dir, ignore_errors=True)
+
+
+def read_outputs(record: dict[str, Any], result: JobResult, base: CheckResult) -> dict[str, Any] | None:
+    """A check's outputs, decoded here from the job's untrusted bytes; None when there are none, with ``base``
+    saying why (not implemented, the student's exception, outputs that cannot be read back). Sets its times.
+    """
+    base.seconds, base.cpu_seconds = (seconds_of(record.get(key)) for key in ("seconds", "cpu_seconds"))
+    status = record.get("status")
+    if status in ("not_implemented", "error"):
+        base.status = NOT_IMPLEMENTED if status == "not_implemented" else ERROR
+        base.message = format_error(record.get("error"))
+        return None
+    try:
+        return decode_outputs(record.get("values"), read_tensor_file(result.job_dir, record.get("tensors")))
+    except TransportError as exc:
+        base.message = f"the outputs could not be read back: {exc}"
+        return None

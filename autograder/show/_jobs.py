@@ -7,13 +7,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from autograder.errors import TransportError
-from autograder.grading.jobs import CheckBatch, Jobs
-from autograder.grading.records import format_error, read_tensor_file, seconds_of
-from autograder.judge.transport import decode_outputs
+from autograder.grading.jobs import CheckBatch, Jobs, read_outputs
 from autograder.probe import derive_seed
 from autograder.probe.checks import Check
-from autograder.reports.results import ERROR, NOT_IMPLEMENTED, PASSED, CheckResult
+from autograder.reports.results import PASSED, CheckResult
 from autograder.sandbox.host import JobResult, Zygote
 from autograder.sandbox.memory import current_plan
 from autograder.spec.assignment import Assignment, Task
@@ -69,16 +66,8 @@ class FigureJobs:
     def _read(self, check: Check, seed: int, record: dict[str, Any], result: JobResult,
               base: CheckResult) -> CheckResult:
         """Capture a probe's decoded outputs (untrusted bytes, decoded here as for grading); nothing is judged."""
-        base.seconds = seconds_of(record.get("seconds"))
-        status = record.get("status")
-        if status in ("not_implemented", "error"):
-            base.status = NOT_IMPLEMENTED if status == "not_implemented" else ERROR
-            base.message = format_error(record.get("error"))
-            return base
-        try:
-            outputs = decode_outputs(record.get("values"), read_tensor_file(result.job_dir, record.get("tensors")))
-        except TransportError as exc:
-            base.message = f"the outputs could not be read back: {exc}"
+        outputs = read_outputs(record, result, base)
+        if outputs is None:
             return base
         self.captured[check.name] = dict(outputs)
         return replace(base, status=PASSED)
