@@ -54,7 +54,7 @@ def soft_attention_weights(data, fig, notes):
     positions = np.arange(3)
     for index, name in enumerate(["h1", "h2", "h3"]):
         right.bar(positions + 0.2 * index - 0.3, states[index].numpy(), width=0.2, alpha=0.45, label=name)
-    right.bar(positions + 0.3, context.numpy(), width=0.2, color="black", label="your context")
+    right.bar(positions + 0.3, context.numpy(), width=0.2, color="black", label="context (computed)")
     right.set_xticks(positions, ["feature 0", "feature 1", "feature 2"])
     right.set_title("states and the context", fontsize=10)
     right.set_ylim(0, 1.15)

@@ -1,4 +1,4 @@
-"""The student release's module list: found statically, lazy imports included, typing-only imports not."""
+"""The student release's grader: its module list (found statically) and the figure files it carries."""
 
 from __future__ import annotations
 
@@ -42,3 +42,14 @@ def test_check_alone_ships_no_sandbox_and_no_instructor_module() -> None:
 def test_an_unknown_entry_point_is_refused() -> None:
     with pytest.raises(ReleaseError, match="not a module of the grader"):
         module_closure(["autograder.no_such_module"])
+
+
+def test_without_show_expected_the_release_carries_the_figure_files_but_no_png(assignment_copy, tmp_path) -> None:
+    from autograder.show.render import release_figures
+
+    manifest = assignment_copy.root / "assignment.toml"
+    manifest.write_text(manifest.read_text().replace("show_expected = true", "show_expected = false"))
+    written = release_figures(assignment_copy, tmp_path / "release")  # no rendering: nothing to draw
+    assert sorted(p.name for p in written) == ["_drawing.py", "attention.py", "kv_cache.py", "positions.py",
+                                               "tiny_gpt.py"]
+    assert not list((tmp_path / "release").rglob("*.png"))
