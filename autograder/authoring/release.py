@@ -195,7 +195,8 @@ def build_student_release(assignment: Assignment, destination: Path, template: d
     from autograder.show.render import declares_figures, release_figures
 
     figures = declares_figures(assignment)
-    values = {"SHOW_SECTION": _SHOW_SECTION if figures else ""} | template_values(assignment)  # the section first: it holds placeholders
+    # The section goes first: it holds placeholders that the template values fill afterwards.
+    values = {"SHOW_SECTION": _SHOW_SECTION if figures else ""} | template_values(assignment)
     for name, data in template.items():
         _write(destination / assignment.package / name, data)
     from autograder.authoring.notebook_template import render_notebook  # the student notebook, from the same template

@@ -39,8 +39,8 @@ from autograder.cli.base import assignment_named, friendly_errors
               help="CSV of submission times: student,submitted_at (ISO 8601); overrides the layout's times.")
 @friendly_errors
 def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: str, csv_path: Path | None,
-              feedback: Path | None, figures: bool, force: bool, retry_errors: bool, shard: str | None, shard_count: int | None,
-              layout: str, due: str | None, late_penalty: str | None, extensions: Path | None,
+              feedback: Path | None, figures: bool, force: bool, retry_errors: bool, shard: str | None,
+              shard_count: int | None, layout: str, due: str | None, late_penalty: str | None, extensions: Path | None,
               timestamps: Path | None) -> None:
     """Grade every student's submission in SUBMISSIONS (a folder or .zip each) into a resumable gradebook."""
     import dataclasses
@@ -69,7 +69,8 @@ def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: s
         raise GraderError("--late-penalty needs a deadline: give --due or set [assignment] due in the manifest")
     options = BatchOptions(jobs=jobs or default_jobs(), gradebook=gradebook, force=force, retry_errors=retry_errors,
                            shard=resolve_shard(shard, shard_count) if shard else None, layout=layout, csv=csv_path,
-                           feedback=feedback, figures=figures, due=deadline, late=policy, extensions=extensions, timestamps=timestamps)
+                           feedback=feedback, figures=figures, due=deadline, late=policy, extensions=extensions,
+                           timestamps=timestamps)
     click.echo(render_summary(run_batch(spec, submissions, options, sys.stderr)), nl=False)
     if layout == "nbgrader":  # SUBMISSIONS is the course folder: the scores go to its nbgrader gradebook too
         from autograder.batch.nbgrader_course import render_write_back, write_back

@@ -90,9 +90,11 @@ class Grader:
             missing = [name for name in task.assets if name not in self.assets]
             if missing:
                 raise AssignmentError(f"task {task.id!r} needs assets {missing} missing from hidden/assets/")
-        self.batches = {task.id: CheckBatch(label=task.id, timeout=task.timeout, checks_source=task.checks.read_text(),
-                                            helper_sources=helper_sources(task.checks), reference_sources=pruned[task.id],
-                                            uses=tuple(task.uses), assets={n: self.assets[n] for n in task.assets})
+        self.batches = {task.id: CheckBatch(label=task.id, timeout=task.timeout,
+                                            checks_source=task.checks.read_text(),
+                                            helper_sources=helper_sources(task.checks),
+                                            reference_sources=pruned[task.id], uses=tuple(task.uses),
+                                            assets={n: self.assets[n] for n in task.assets})
                         for task in assignment.tasks}
         mistakes = [m for m in load_mutations(assignment, "mistakes", present_tasks_only=True) if m.diagnose and m.hint]
         store = ReferenceStore.for_assignment(assignment_fingerprint(assignment))
