@@ -112,6 +112,22 @@ def test_nan_outputs_are_drawn_with_a_note(a3_catalog, tmp_path):
     assert ("bad", "causal weights: 1 of 36 values are NaN (magenta cells in maps, gaps in curves)") in panel.notes
 
 
+def test_an_all_nan_table_earns_no_check_mark(a3_catalog, tmp_path):
+    table = ProbeResult("ok", outputs={"sinusoidal_positions(50, 64)": torch.full((50, 64), math.nan)})
+    for name in ("position_table", "position_curves"):
+        panel = draw_panel(_figure(a3_catalog, name), table, tmp_path)
+        assert panel.status == DRAWN
+        assert [kind for kind, text in panel.notes if "NaN" in text] and \
+            not [text for kind, text in panel.notes if "lies in [-1, 1]" in text or "within ±" in text], panel.notes
+
+
+def test_a_size_that_is_not_a_number_is_named_by_the_probe(a3_catalog):
+    probe = next(p for f in a3_catalog.files for p in f.probes if p.name == "cache_sizes")
+    kv_cache = type("KV", (), {"kv_cache_bytes": staticmethod(lambda *args: "lots")})
+    with pytest.raises(TypeError, match=r"kv_cache_bytes\(32, 32, 128, 1\) returned 'lots' \(str\); expected a number"):
+        probe.function(type("Impl", (), {"kv_cache": kv_cache}), None)
+
+
 def test_a_mask_that_lets_queries_see_the_future_is_named(a3_catalog, tmp_path):
     leaky = torch.full((1, 1, 6, 6), 1 / 6)
     panel = draw_panel(_figure(a3_catalog, "attention_weights"), ProbeResult(

@@ -74,9 +74,18 @@ def projection_rows(data, fig, notes):
 @probe(timeout=10)
 def cache_sizes(impl, ctx):
     """kv_cache_bytes(layers=32, kv_heads, head_dim=128, seq_len) for 32, 8 and 1 key-value heads."""
-    sizes = [[float(impl.kv_cache.kv_cache_bytes(32, heads, 128, seq_len)) for seq_len in SEQ_LENS]
+    sizes = [[_number(impl.kv_cache.kv_cache_bytes(32, heads, 128, seq_len), heads, seq_len) for seq_len in SEQ_LENS]
              for heads in KV_HEADS]
     return {"kv_cache_bytes": torch.tensor(sizes, dtype=torch.float64)}
+
+
+def _number(value, heads, seq_len):
+    """A size in bytes as a float, or a TypeError saying what came back instead (the placeholder shows it)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) and not (
+            isinstance(value, torch.Tensor) and value.numel() == 1):
+        raise TypeError(f"kv_cache_bytes(32, {heads}, 128, {seq_len}) returned {value!r:.60} "
+                        f"({type(value).__name__}); expected a number of bytes (an int)")
+    return float(value)
 
 
 @figure(cache_sizes, "KV-cache size against tokens, for 32, 8 and 1 key-value heads", caption="""
