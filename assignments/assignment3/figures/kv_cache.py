@@ -74,9 +74,11 @@ def projection_rows(data, fig, notes):
 @probe(timeout=10)
 def cache_sizes(impl, ctx):
     """kv_cache_bytes(layers=32, kv_heads, head_dim=128, seq_len) for 32, 8 and 1 key-value heads."""
-    sizes = [[_number(impl.kv_cache.kv_cache_bytes(32, heads, 128, seq_len), heads, seq_len) for seq_len in SEQ_LENS]
-             for heads in KV_HEADS]
-    return {"kv_cache_bytes": torch.tensor(sizes, dtype=torch.float64)}
+    returned = [[impl.kv_cache.kv_cache_bytes(32, heads, 128, seq_len) for seq_len in SEQ_LENS] for heads in KV_HEADS]
+    sizes = [[_number(value, heads, seq_len) for value, seq_len in zip(row, SEQ_LENS)]
+             for row, heads in zip(returned, KV_HEADS)]
+    return {"kv_cache_bytes": torch.tensor(sizes, dtype=torch.float64),
+            "types": " and ".join(sorted({type(value).__name__ for row in returned for value in row}))}
 
 
 def _number(value, heads, seq_len):
@@ -104,6 +106,9 @@ def cache_size(data, fig, notes):
     ax.set_ylabel("cache size (GiB)")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, which="both")
+    types = data.get("types") if isinstance(data.get("types"), str) else "something else"
+    notes.check(types == "int", "a Python int, as the signature says (-> int)",
+                f"returns {types}, not int: a number of bytes is whole")
     at_4096 = float(sizes[0, SEQ_LENS.index(4096)])
     notes.check(at_4096 == 2 * GIB, "4096 tokens with 32 key-value heads: 2 GiB",
                 f"4096 tokens with 32 key-value heads: {at_4096 / GIB:.3g} GiB, not 2")
