@@ -20,6 +20,7 @@ from autograder.judge.transport import Foreign
 from autograder.show import figures as api
 from autograder.show.catalog import load_catalog
 from autograder.show.draw import draw_panel
+from autograder.show.figures import NOTE_OK
 from autograder.show.page import PageInfo, render_page
 from autograder.show.panel import DRAWN, PLACEHOLDER
 from autograder.show.render import render_expected, render_figures
@@ -126,6 +127,28 @@ def test_a_size_that_is_not_a_number_is_named_by_the_probe(a3_catalog):
     kv_cache = type("KV", (), {"kv_cache_bytes": staticmethod(lambda *args: "lots")})
     with pytest.raises(TypeError, match=r"kv_cache_bytes\(32, 32, 128, 1\) returned 'lots' \(str\); expected a number"):
         probe.function(type("Impl", (), {"kv_cache": kv_cache}), None)
+
+
+def _six_tokens(scale: float) -> ProbeResult:
+    """The six-token probe's outputs, the weights computed with the scores divided by ``scale``."""
+    generator = torch.Generator().manual_seed(0)
+    q, k = (torch.randn(1, 1, 6, 8, generator=generator) for _ in range(2))
+    v = torch.randn(1, 1, 6, 5, generator=generator)
+    scores = q @ k.transpose(-2, -1) / scale
+    weights = torch.softmax(scores, dim=-1)
+    causal = torch.softmax(scores.masked_fill(torch.ones(6, 6, dtype=torch.bool).triu(1), -math.inf), dim=-1)
+    return ProbeResult("ok", outputs={"weights": weights, "causal weights": causal, "out": weights @ v,
+                                      "causal out": causal @ v, "q": q, "k": k, "v": v})
+
+
+def test_the_docstring_formula_is_checked_on_the_probe_inputs(a3_catalog, tmp_path):
+    figure = _figure(a3_catalog, "attention_weights")
+    right = draw_panel(figure, _six_tokens(math.sqrt(8)), tmp_path)
+    assert not [text for kind, text in right.notes if kind == "bad"], right.notes
+    assert (NOTE_OK, "without mask: the weights are softmax(q kᵀ / √d_k), as the docstring says") in right.notes
+    unscaled = draw_panel(figure, _six_tokens(1.0), tmp_path)
+    assert any(kind == "bad" and "match the scores divided by nothing (no scaling) instead" in text
+               for kind, text in unscaled.notes), unscaled.notes
 
 
 def test_a_mask_that_lets_queries_see_the_future_is_named(a3_catalog, tmp_path):

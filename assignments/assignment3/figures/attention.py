@@ -5,16 +5,18 @@ from _drawing import heatmap, nothing_above_diagonal, rows_sum_to_one
 
 from autograder.show.figures import figure, probe
 
-TOKENS, WIDTH, HEADS, HEAD_INPUT_WIDTH = 6, 8, 8, 64
+TOKENS, WIDTH, VALUE_WIDTH, HEADS, HEAD_INPUT_WIDTH = 6, 8, 5, 8, 64
 
 
 @probe(timeout=10)
 def six_tokens(impl, ctx):
-    """scaled_dot_product_attention on six tokens, without and with causal=True."""
-    q, k, v = (ctx.randn(1, 1, TOKENS, WIDTH) for _ in range(3))
-    _, plain = impl.attention.scaled_dot_product_attention(q, k, v)
-    _, causal = impl.attention.scaled_dot_product_attention(q, k, v, causal=True)
-    return {"weights": plain, "causal weights": causal}
+    """scaled_dot_product_attention on six tokens (d_k = 8, d_v = 5), without and with causal=True."""
+    q, k = (ctx.randn(1, 1, TOKENS, WIDTH) for _ in range(2))
+    v = ctx.randn(1, 1, TOKENS, VALUE_WIDTH)
+    out, plain = impl.attention.scaled_dot_product_attention(q, k, v)
+    causal_out, causal = impl.attention.scaled_dot_product_attention(q, k, v, causal=True)
+    # The inputs come back too: the parent checks the docstring's formula on them (public, fixed examples).
+    return {"weights": plain, "causal weights": causal, "out": out, "causal out": causal_out, "q": q, "k": k, "v": v}
 
 
 @figure(six_tokens, "Attention weights of six tokens, without and with the causal mask", caption="""
@@ -36,6 +38,37 @@ def attention_weights(data, fig, notes):
     if float(torch.triu(plain, diagonal=1).abs().max()) == 0.0:
         notes.bad("without mask: the weights above the diagonal are zero too — the mask is applied when "
                   "causal=False")
+    if all(name in data for name in ("q", "k", "v")):
+        _formula_notes(data, plain, causal, notes)
+
+
+# What a wrong scale gives, to name it (the docstring's formula divides by sqrt(d_k)).
+_SCALES = {"sqrt(d_k)": WIDTH ** 0.5, "nothing (no scaling)": 1.0, "d_k": float(WIDTH),
+           "sqrt(d_v)": VALUE_WIDTH ** 0.5}
+
+
+def _formula_notes(data, plain, causal, notes):
+    """The docstring's formula on the probe's own inputs: weights = softmax(q kᵀ / √d_k), out = weights v."""
+    q = data.tensor("q", shape=(1, 1, TOKENS, WIDTH))[0, 0].double()
+    k = data.tensor("k", shape=(1, 1, TOKENS, WIDTH))[0, 0].double()
+    v = data.tensor("v", shape=(1, 1, TOKENS, VALUE_WIDTH))[0, 0].double()
+    differences = {name: float((plain - torch.softmax(q @ k.T / scale, dim=-1)).abs().nan_to_num(nan=1.0).max())
+                   for name, scale in _SCALES.items()}
+    closest = min(differences, key=differences.get)
+    notes.check(differences["sqrt(d_k)"] < 1e-5, "without mask: the weights are softmax(q kᵀ / √d_k), as the "
+                "docstring says", f"without mask: the weights differ from softmax(q kᵀ / √d_k) by up to "
+                f"{differences['sqrt(d_k)']:.3g}" + (f"; they match the scores divided by {closest} instead"
+                                                     if differences[closest] < 1e-5 else ""))
+    for label, name, weights in (("without mask", "out", plain), ("causal", "causal out", causal)):
+        out = data.get(name)
+        if isinstance(out, torch.Tensor) and tuple(out.shape) == (1, 1, TOKENS, VALUE_WIDTH):
+            worst = float((out[0, 0].double() - weights.double() @ v).abs().nan_to_num(nan=1.0).max())
+            notes.check(worst < 1e-5, f"{label}: out = weights v", f"{label}: out differs from weights v by up to "
+                        f"{worst:.3g}")
+        else:
+            shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+            notes.bad(f"{label}: out should have shape (1, 1, {TOKENS}, {VALUE_WIDTH}), i.e. (batch, heads, n, d_v); "
+                      f"got {shape}")
 
 
 @probe(timeout=10)
