@@ -99,7 +99,8 @@ def inline_html(rendered: Rendered) -> str:
             f"compare your numbers with what the course notes state. Page: <code>{escape(str(rendered.page))}</code>"
             f"</p>\n")
     notes = "".join(f"<li>{escape(note)}</li>\n" for note in rendered.outcome.notes)
-    sections = "".join(_section(panel, rendered.folder) for panel in rendered.panels)
+    sections = "".join(_section(panel, rendered.folder, rendered.expected.get(panel.figure.name))
+                       for panel in rendered.panels)
     printed = rendered.outcome.printed
     details = (f"<details><summary>What your code printed</summary><pre>{escape(printed)}</pre></details>\n"
                if printed.strip() else "")
@@ -107,9 +108,14 @@ def inline_html(rendered: Rendered) -> str:
             + "</div>\n")
 
 
-def _section(panel: Panel, folder: Path) -> str:
+def _section(panel: Panel, folder: Path, expected: str | None = None) -> str:
     figure = panel.figure
-    body = _image(panel, folder) if panel.status == DRAWN else ""
+    body = _image(folder / panel.image, figure.title) if panel.status == DRAWN else ""
+    if expected:  # the instructor lets the expected figure stand beside the student's (the release carries it)
+        body = (f'<div style="display:flex;flex-wrap:wrap;gap:12px">\n'
+                f'<figure style="margin:0">{body or "<p>(not drawn)</p>"}<figcaption>your code</figcaption></figure>\n'
+                f'<figure style="margin:0">{_image(folder / expected, figure.title + ", expected")}'
+                f"<figcaption>expected (the reference solution's figure)</figcaption></figure>\n</div>\n")
     reason = f'<p style="{REASON_STYLE}">Not drawn: {escape(panel.reason)}</p>\n' if panel.status != DRAWN else ""
     notes = "".join(f'<li style="{NOTE_STYLES.get(kind, "")}">{MARKS.get(kind, "•")} {escape(text)}</li>\n'
                     for kind, text in panel.notes)
@@ -117,11 +123,11 @@ def _section(panel: Panel, folder: Path) -> str:
             + (f'<ul style="list-style:none;padding-left:0">\n{notes}</ul>\n' if notes else ""))
 
 
-def _image(panel: Panel, folder: Path) -> str:
+def _image(path: Path, alt: str) -> str:
     try:
-        data = (folder / panel.image).read_bytes()
+        data = path.read_bytes()
     except OSError:
-        return f'<p style="{REASON_STYLE}">(image missing: {escape(panel.image)})</p>\n'
+        return f'<p style="{REASON_STYLE}">(image missing: {escape(path.name)})</p>\n'
     encoded = base64.b64encode(data).decode("ascii")
-    return (f'<img src="data:image/png;base64,{encoded}" alt="{escape(panel.figure.title)}" '
-            f'style="max-width:100%;height:auto">\n')
+    return f'<img src="data:image/png;base64,{encoded}" alt="{escape(alt)}" style="max-width:100%;height:auto">\n'
+

@@ -6,7 +6,7 @@ import queue
 import shutil
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,6 +42,7 @@ class Rendered:
         panels: The figures, in page order.
         outcome: How each probe went.
         seconds: Wall time from the call to the written page.
+        expected: Figure name to its expected PNG, relative to the folder (where one stands beside the student's).
     """
 
     folder: Path
@@ -49,6 +50,7 @@ class Rendered:
     panels: list[Panel]
     outcome: RunOutcome
     seconds: float = 0.0
+    expected: dict[str, str] = field(default_factory=dict)
 
     @property
     def drawn(self) -> int:
@@ -142,7 +144,7 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
                     notes=tuple(outcome.notes), printed=outcome.printed, seconds=outcome.seconds)
     page = write_page(folder, render_page(info, panels, beside))
     return Rendered(folder=folder, page=page, panels=panels, outcome=outcome,
-                    seconds=round(time.monotonic() - started, 2))
+                    seconds=round(time.monotonic() - started, 2), expected=beside)
 
 
 def _draw_as_they_arrive(catalog: Catalog, arrived: queue.SimpleQueue[tuple[str, ProbeResult]],

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+import shutil
 import sys
 import traceback
 from pathlib import Path
@@ -138,6 +140,16 @@ def test_the_inline_view_embeds_drawn_figures_and_escapes_the_rest(tmp_path):
     assert "1 of 2 figures drawn (1 error) in 1.5 s" in html
     assert "&lt;script&gt;x&lt;/script&gt;" in html and "<script>" not in html
     assert "&lt;b&gt;kv_cache.py&lt;/b&gt;" in html and "&lt;img src=x&gt;" in html
+
+
+def test_the_inline_view_places_the_expected_figure_beside_the_students(tmp_path):
+    rendered = _rendered(tmp_path)
+    (tmp_path / "expected").mkdir()
+    shutil.copyfile(tmp_path / rendered.panels[0].image, tmp_path / "expected" / rendered.panels[0].image)
+    rendered = dataclasses.replace(rendered, expected={rendered.panels[0].figure.name: f"expected/"
+                                                                                       f"{rendered.panels[0].image}"})
+    html = Shown.of(rendered)._repr_html_()
+    assert len(INLINE_IMAGE.findall(html)) == 2 and "expected (the reference solution's figure)" in html
 
 
 def test_the_page_path_displays_once_per_cell(tmp_path, displayed, monkeypatch):
