@@ -12,44 +12,34 @@ from __future__ import annotations
 
 import ast
 import inspect
-import itertools
 import re
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from in_process import InProcess  # beside these tests
 
 from autograder.authoring.verify import check_quiz_key
 from autograder.grading.grader import Grader
-from autograder.judge.verdict import Judge
-from autograder.probe import collect_checks, derive_seed, load_checks_file
 from autograder.public.runner import run_public_tests
 from autograder.reports.results import NOT_IMPLEMENTED, PASSED
 from autograder.spec.assignment import load_assignment
-from autograder.spec.mutation import apply_mutation, load_mutations
+from autograder.spec.mutation import load_mutations
 from autograder.spec.quiz import load_key, load_questions, read_answers
 from autograder.spec.reference import load_package, prune_reference
 
 ASSIGNMENT = load_assignment("assignment2")
-REFERENCE = load_package(ASSIGNMENT.reference, "_test_assignment2_reference", ASSIGNMENT.modules)
+IN_PROCESS = InProcess(ASSIGNMENT, "a2")
+REFERENCE = IN_PROCESS.reference
 MISTAKES = load_mutations(ASSIGNMENT, "mistakes")
 VARIANTS = load_mutations(ASSIGNMENT, "variants")
-_counter = itertools.count()
 
 # The notes' toy example: one decoder query over three encoder states.
 QUERY = np.array([0.9, 0.1, 0.8])
 STATES = np.array([[0.8, 0.1, 0.0], [0.2, 0.9, 0.1], [0.7, 0.0, 0.9]])
 
 
-def _checks(task_id: str):
-    task = ASSIGNMENT.task(task_id)
-    namespace = load_checks_file(task.checks, f"_test_a2_checks_{task_id}")
-    return [c for c in collect_checks(namespace) if c.task == task_id]
-
-
-CHECKS = {task.id: _checks(task.id) for task in ASSIGNMENT.tasks}
+CHECKS = {task.id: IN_PROCESS.checks(task.id) for task in ASSIGNMENT.tasks}
 
 
 # -- declaration -------------------------------------------------------------------------------------------
@@ -183,20 +173,6 @@ def test_reference_regions_are_inside_function_bodies_only():
 # -- hidden checks, in process -----------------------------------------------------------------------------
 
 
-JUDGE = Judge(ASSIGNMENT, REFERENCE, {}, [], Path(tempfile.mkdtemp(prefix="judge-")))  # the grader's own verdict
-
-
-def _passes(check, package) -> bool:
-    """The grader's verdict on one check, its probe run in this process."""
-    with np.errstate(all="ignore"):
-        return JUDGE.passes(check, derive_seed(ASSIGNMENT.seed, check.name), package)
-
-
-def _package(mutation, tmp_path: Path):
-    folder = apply_mutation(ASSIGNMENT.reference, mutation, tmp_path / mutation.id)
-    return load_package(folder, f"_test_a2_{mutation.id}_{next(_counter)}", ASSIGNMENT.modules)
-
-
 def test_enough_mutations_with_distinct_hints():
     assert len(MISTAKES) >= 15 and len(VARIANTS) >= 5
     assert all(m.task in CHECKS and m.hint and m.description for m in MISTAKES)
@@ -207,20 +183,20 @@ def test_enough_mutations_with_distinct_hints():
 
 @pytest.mark.parametrize("task", sorted(CHECKS))
 def test_reference_passes_every_check(task):
-    assert [c.name for c in CHECKS[task] if not _passes(c, REFERENCE)] == []
+    assert [c.name for c in CHECKS[task] if not IN_PROCESS.passes(c, REFERENCE)] == []
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # e.g. a mistake's x.T on a batch
 @pytest.mark.parametrize("mistake", MISTAKES, ids=lambda m: m.id)
 def test_mistake_fails_a_check_of_its_task(mistake, tmp_path):
-    package = _package(mistake, tmp_path)
-    assert any(not _passes(c, package) for c in CHECKS[mistake.task]), f"{mistake.id} is not caught"
+    package = IN_PROCESS.package(mistake, tmp_path)
+    assert any(not IN_PROCESS.passes(c, package) for c in CHECKS[mistake.task]), f"{mistake.id} is not caught"
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda m: m.id)
 def test_variant_passes_every_check(variant, tmp_path):
-    package = _package(variant, tmp_path)
-    failing = [c.name for checks in CHECKS.values() for c in checks if not _passes(c, package)]
+    package = IN_PROCESS.package(variant, tmp_path)
+    failing = [c.name for checks in CHECKS.values() for c in checks if not IN_PROCESS.passes(c, package)]
     assert failing == [], f"{variant.id} fails {failing}"
 
 

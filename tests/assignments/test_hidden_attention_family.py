@@ -9,36 +9,22 @@ broken checks in seconds.
 
 from __future__ import annotations
 
-import itertools
-import tempfile
-from pathlib import Path
-
-import numpy as np
 import pytest
 import torch
+from in_process import InProcess  # beside these tests
 
-from autograder.judge.verdict import Judge
-from autograder.probe import Context, collect_checks, derive_seed, load_checks_file
+from autograder.probe import Context
 from autograder.spec.assignment import load_assignment
-from autograder.spec.mutation import apply_mutation, load_mutations
-from autograder.spec.reference import load_package
+from autograder.spec.mutation import load_mutations
 from autograder.util.tomlio import load_toml
 
 TASKS = ("causal_mask", "attention", "head_split", "multi_head_attention", "transformer_block")
 FAMILY_FILE = "attention_family.toml"
-_counter = itertools.count()
 
 ASSIGNMENT = load_assignment("assignment3")
-REFERENCE = load_package(ASSIGNMENT.reference, "_test_family_reference", ASSIGNMENT.modules)
-
-
-def _checks(task_id: str):
-    task = next(t for t in ASSIGNMENT.tasks if t.id == task_id)
-    namespace = load_checks_file(task.checks, f"_test_checks_{task_id}")
-    return [c for c in collect_checks(namespace) if c.task == task_id]
-
-
-CHECKS = {task: _checks(task) for task in TASKS}
+IN_PROCESS = InProcess(ASSIGNMENT, "family")
+REFERENCE = IN_PROCESS.reference
+CHECKS = {task: IN_PROCESS.checks(task) for task in TASKS}
 
 
 def _family(which: str):
@@ -52,20 +38,6 @@ MISTAKES = _family("mistakes")
 VARIANTS = _family("variants")
 
 
-JUDGE = Judge(ASSIGNMENT, REFERENCE, {}, [], Path(tempfile.mkdtemp(prefix="judge-")))  # the grader's own verdict
-
-
-def _passes(check, package) -> bool:
-    """The grader's verdict on one check, its probe run in this process."""
-    with np.errstate(all="ignore"):
-        return JUDGE.passes(check, derive_seed(ASSIGNMENT.seed, check.name), package)
-
-
-def _package(mutation, tmp_path: Path):
-    folder = apply_mutation(ASSIGNMENT.reference, mutation, tmp_path / mutation.id)
-    return load_package(folder, f"_test_family_{mutation.id}_{next(_counter)}", ASSIGNMENT.modules)
-
-
 def test_enough_mutations_with_hints():
     assert len(MISTAKES) >= 22 and len(VARIANTS) >= 6
     assert all(m.task in TASKS and m.hint and m.description for m in MISTAKES)
@@ -75,20 +47,20 @@ def test_enough_mutations_with_hints():
 
 @pytest.mark.parametrize("task", TASKS)
 def test_reference_passes_every_check(task):
-    failing = [c.name for c in CHECKS[task] if not _passes(c, REFERENCE)]
+    failing = [c.name for c in CHECKS[task] if not IN_PROCESS.passes(c, REFERENCE)]
     assert not failing
 
 
 @pytest.mark.parametrize("mistake", MISTAKES, ids=lambda m: m.id)
 def test_mistake_fails_its_task(mistake, tmp_path):
-    package = _package(mistake, tmp_path)
-    assert any(not _passes(c, package) for c in CHECKS[mistake.task]), f"{mistake.id} is not caught"
+    package = IN_PROCESS.package(mistake, tmp_path)
+    assert any(not IN_PROCESS.passes(c, package) for c in CHECKS[mistake.task]), f"{mistake.id} is not caught"
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda m: m.id)
 def test_variant_passes_everything(variant, tmp_path):
-    package = _package(variant, tmp_path)
-    failing = [c.name for task in TASKS for c in CHECKS[task] if not _passes(c, package)]
+    package = IN_PROCESS.package(variant, tmp_path)
+    failing = [c.name for task in TASKS for c in CHECKS[task] if not IN_PROCESS.passes(c, package)]
     assert not failing, f"{variant.id} fails {failing}"
 
 
