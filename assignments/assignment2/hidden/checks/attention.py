@@ -10,10 +10,9 @@ float64. A softmax written inline without subtracting the maximum gives NaN ther
 property checks are gated on the values (probe.gated): a function that computes nothing cannot earn them.
 """
 
-import functools
-
 import numpy as np
 import torch
+from _numpy_inputs import numpy_array, quiet
 
 from autograder.probe import check, gate_values, gated
 
@@ -26,26 +25,9 @@ SHAPES = [  # (leading batch dims, n, d_in, d_k, d_v)
 ]
 
 
-def _array(ctx, *shape, scale=1.0):
-    """A float64 NumPy array of seeded normal values (times scale)."""
-    return ctx.randn(*shape, scale=scale).double().numpy()
-
-
-def _quiet(probe):
-    """Run a probe with NumPy's overflow and NaN warnings off (a wrong softmax or mask may produce them; the
-    comparison reports them)."""
-
-    @functools.wraps(probe)
-    def run(impl, ref, ctx):
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            return probe(impl, ref, ctx)
-
-    return run
-
-
 def _inputs(ctx, lead, n, d_in, d_k, d_v):
-    return (_array(ctx, *lead, n, d_in), _array(ctx, d_in, d_k), _array(ctx, d_in, d_k),
-            _array(ctx, d_in, d_v))
+    return (numpy_array(ctx, *lead, n, d_in), numpy_array(ctx, d_in, d_k), numpy_array(ctx, d_in, d_k),
+            numpy_array(ctx, d_in, d_v))
 
 
 def _label(X, W_q, W_v):
@@ -54,7 +36,7 @@ def _label(X, W_q, W_v):
 
 @check("attention", weight=3, description="Z and weights without a mask for several shapes (d_in, d_k, d_v "
                                           "all different, a single token, batches)")
-@_quiet
+@quiet
 def values(impl, ref, ctx):
     outputs = {}
     for shape in SHAPES:
@@ -66,7 +48,7 @@ def values(impl, ref, ctx):
 
 
 @check("attention", weight=3, description="Z and weights with causal=True for several shapes")
-@_quiet
+@quiet
 def causal_values(impl, ref, ctx):
     outputs = {}
     for shape in SHAPES:
@@ -98,7 +80,7 @@ def _rows(student, reference, ctx):
 @check("attention", weight=2, verify=gated(_rows, what="attention"), compare_reference=False,
        description="rows of the weights sum to 1; with causal=True weights above the diagonal are exactly 0 and "
                    "none on or below it")
-@_quiet
+@quiet
 def rows_and_mask(impl, ref, ctx):
     X, W_q, W_k, W_v = _inputs(ctx, (2,), 6, 4, 3, 5)
     Z, weights = impl.numpy_attention.attention(X, W_q, W_k, W_v)
@@ -125,12 +107,12 @@ def _future_and_order(student, reference, ctx):
 @check("attention", weight=2, verify=gated(_future_and_order, what="attention"), compare_reference=False,
        description="with causal=True a later token never changes earlier outputs; without a mask, permuting the "
                    "tokens permutes the outputs")
-@_quiet
+@quiet
 def causality_and_equivariance(impl, ref, ctx):
     attention = impl.numpy_attention.attention
     X, W_q, W_k, W_v = _inputs(ctx, (), 7, 4, 3, 5)
     changed = X.copy()
-    changed[-1] += _array(ctx, 4, scale=3.0)
+    changed[-1] += numpy_array(ctx, 4, scale=3.0)
     order = torch.randperm(7, generator=ctx.generator).numpy()
     causal_Z = attention(X.copy(), W_q, W_k, W_v, causal=True)[0]
     return {
@@ -151,14 +133,14 @@ LARGE_SHAPES = [  # (leading batch dims, n, d_in, d_k, d_v)
 
 def _large_inputs(ctx, lead, n, d_in, d_k, d_v):
     """Tokens of scale 10 and projections of scale 3: scores of several thousands, spreads beyond 1e4."""
-    return (_array(ctx, *lead, n, d_in, scale=10.0), _array(ctx, d_in, d_k, scale=3.0),
-            _array(ctx, d_in, d_k, scale=3.0), _array(ctx, d_in, d_v))
+    return (numpy_array(ctx, *lead, n, d_in, scale=10.0), numpy_array(ctx, d_in, d_k, scale=3.0),
+            numpy_array(ctx, d_in, d_k, scale=3.0), numpy_array(ctx, d_in, d_v))
 
 
 @check("attention", weight=2,
        description="large scores (thousands to tens of thousands), without and with causal=True: finite, correct "
                    "Z and weights, masked keys get no weight however large their scores")
-@_quiet
+@quiet
 def large_scores(impl, ref, ctx):
     outputs = {}
     for shape in LARGE_SHAPES:

@@ -8,6 +8,7 @@ subtracting the maximum. The properties check is gated on the values (probe.gate
 
 import numpy as np
 import torch
+from _numpy_inputs import numpy_array
 
 from autograder.probe import check, gate_values, gated
 
@@ -15,17 +16,12 @@ SHAPES = [(4, 3), (6, 6), (1, 5), (7, 2)]  # (n, d)
 BATCHED = [(2, 5, 4), (3, 1, 2), (2, 3, 6, 3)]
 
 
-def _array(ctx, *shape, scale=1.0):
-    """A float64 NumPy array of seeded normal values (times scale)."""
-    return ctx.randn(*shape, scale=scale).double().numpy()
-
-
 @check("self_attention", weight=3, description="Z and weights for X of shape (n, d) with n != d, n == d and "
                                                "a single token")
 def values(impl, ref, ctx):
     outputs = {}
     for shape in SHAPES:
-        Z, weights = impl.numpy_attention.self_attention(_array(ctx, *shape, scale=0.8))
+        Z, weights = impl.numpy_attention.self_attention(numpy_array(ctx, *shape, scale=0.8))
         outputs[f"Z for X of shape {shape}"] = Z
         outputs[f"weights for X of shape {shape}"] = weights
     return outputs
@@ -36,7 +32,7 @@ def values(impl, ref, ctx):
 def batched_values(impl, ref, ctx):
     outputs = {}
     for shape in BATCHED:
-        Z, weights = impl.numpy_attention.self_attention(_array(ctx, *shape, scale=0.8))
+        Z, weights = impl.numpy_attention.self_attention(numpy_array(ctx, *shape, scale=0.8))
         outputs[f"Z for X of shape {shape}"] = Z
         outputs[f"weights for X of shape {shape}"] = weights
     return outputs
@@ -59,7 +55,7 @@ def _properties(student, reference, ctx):
 @check("self_attention", weight=1, verify=gated(_properties, what="self_attention"), compare_reference=False,
        description="rows of the weights sum to 1, and permuting the tokens permutes the outputs")
 def properties(impl, ref, ctx):
-    X = _array(ctx, 6, 4, scale=0.8)
+    X = numpy_array(ctx, 6, 4, scale=0.8)
     order = torch.randperm(6, generator=ctx.generator).numpy()
     Z, weights = impl.numpy_attention.self_attention(X)
     Zp, weights_p = impl.numpy_attention.self_attention(X[order].copy())
@@ -74,7 +70,7 @@ def large_scores(impl, ref, ctx):
     outputs = {}
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for shape in ((5, 3), (2, 6, 4)):
-            X = _array(ctx, *shape, scale=20.0)
+            X = numpy_array(ctx, *shape, scale=20.0)
             X[..., 0, :] *= 4.0  # one token much longer than the others: its row's maximum is far larger
             Z, weights = impl.numpy_attention.self_attention(X)
             outputs[f"Z for large X of shape {shape}"] = Z

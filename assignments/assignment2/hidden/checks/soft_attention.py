@@ -6,37 +6,19 @@ thousands) catch a softmax written inline without subtracting the maximum. The p
 check are gated on the values (probe.gated): a function that computes nothing cannot earn them.
 """
 
-import functools
-
 import numpy as np
+from _numpy_inputs import numpy_array, quiet
 
 from autograder.probe import check, gate_values, gate_values_of, gated, raised
 
 SHAPES = [(5, 4), (1, 3), (9, 16), (7, 7), (3, 11)]  # (n encoder states, d features)
 
 
-def _array(ctx, *shape, scale=1.0):
-    """A float64 NumPy array of seeded normal values (times scale)."""
-    return ctx.randn(*shape, scale=scale).double().numpy()
-
-
-def _quiet(probe):
-    """Run a probe with NumPy's overflow and NaN warnings off (an unstable softmax may produce them; the
-    comparison reports them)."""
-
-    @functools.wraps(probe)
-    def run(impl, ref, ctx):
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            return probe(impl, ref, ctx)
-
-    return run
-
-
 WHAT = "soft_attention"
 
 
 def _ordinary_call(impl, ctx):
-    query, states = _array(ctx, 4, scale=1.5), _array(ctx, 6, 4)
+    query, states = numpy_array(ctx, 4, scale=1.5), numpy_array(ctx, 6, 4)
     context, weights = impl.numpy_attention.soft_attention(query, states)
     return {"context for query (4,), encoder_states (6, 4)": context,
             "weights for query (4,), encoder_states (6, 4)": weights}
@@ -45,7 +27,6 @@ def _ordinary_call(impl, ctx):
 def _gate(impl, ctx):
     """The gate values of one ordinary call (autograder.probe.gating); an exception there fails the check."""
     return gate_values_of(lambda: _ordinary_call(impl, ctx))
-
 
 
 @check("soft_attention", weight=1, description="the notes' example: q = (0.9, 0.1, 0.8) over h1, h2, h3 "
@@ -62,7 +43,7 @@ def notes_example(impl, ref, ctx):
 def random_values(impl, ref, ctx):
     outputs = {}
     for n, d in SHAPES:
-        query, states = _array(ctx, d, scale=1.5), _array(ctx, n, d)
+        query, states = numpy_array(ctx, d, scale=1.5), numpy_array(ctx, n, d)
         context, weights = impl.numpy_attention.soft_attention(query, states)
         outputs[f"context for query ({d},), encoder_states ({n}, {d})"] = context
         outputs[f"weights for query ({d},), encoder_states ({n}, {d})"] = weights
@@ -87,7 +68,7 @@ def _weighted_average(student, reference, ctx):
 @check("soft_attention", weight=1, verify=gated(_weighted_average, what=WHAT), compare_reference=False,
        description="the weights are non-negative and sum to 1, and context is the weights' average of the states")
 def weighted_average(impl, ref, ctx):
-    query, states = _array(ctx, 6), _array(ctx, 8, 6)
+    query, states = numpy_array(ctx, 6), numpy_array(ctx, 8, 6)
     context, weights = impl.numpy_attention.soft_attention(query, states)
     return {"encoder_states": states, "context": context, "weights": weights,
             **gate_values({"context for query (6,), encoder_states (8, 6)": context,
@@ -101,11 +82,11 @@ def errors(impl, ref, ctx):
     return {
         **_gate(impl, ctx),
         "exception for query (3,), encoder_states (2, 4, 3)": raised(
-            lambda: soft_attention(_array(ctx, 3), _array(ctx, 2, 4, 3))),
+            lambda: soft_attention(numpy_array(ctx, 3), numpy_array(ctx, 2, 4, 3))),
         "exception for query (2, 3), encoder_states (4, 3)": raised(
-            lambda: soft_attention(_array(ctx, 2, 3), _array(ctx, 4, 3))),
+            lambda: soft_attention(numpy_array(ctx, 2, 3), numpy_array(ctx, 4, 3))),
         "exception for query (4,), encoder_states (5, 3)": raised(
-            lambda: soft_attention(_array(ctx, 4), _array(ctx, 5, 3))),
+            lambda: soft_attention(numpy_array(ctx, 4), numpy_array(ctx, 5, 3))),
     }
 
 
@@ -115,11 +96,11 @@ LARGE_SHAPES = [(5, 4), (9, 16), (3, 11)]  # (n encoder states, d features)
 @check("soft_attention", weight=2,
        description="large scores (query and encoder states of large magnitude, scores in the thousands): finite, "
                    "correct context and weights")
-@_quiet
+@quiet
 def large_scores(impl, ref, ctx):
     outputs = {}
     for n, d in LARGE_SHAPES:
-        query, states = _array(ctx, d, scale=30.0), _array(ctx, n, d, scale=30.0)
+        query, states = numpy_array(ctx, d, scale=30.0), numpy_array(ctx, n, d, scale=30.0)
         context, weights = impl.numpy_attention.soft_attention(query, states)
         outputs[f"context for large query ({d},), encoder_states ({n}, {d})"] = context
         outputs[f"weights for large query ({d},), encoder_states ({n}, {d})"] = weights

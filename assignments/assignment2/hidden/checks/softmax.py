@@ -6,66 +6,48 @@ maximum is subtracted slice by slice. The properties check is gated on the value
 such as 1/n (rows that sum to 1 and ignore a shift) earns nothing.
 """
 
-import functools
-
 import numpy as np
+from _numpy_inputs import numpy_array, quiet
 
 from autograder.probe import check, gate_values, gated
 
 
-def _array(ctx, *shape, scale=1.0, shift=0.0):
-    """A float64 NumPy array of seeded normal values (times scale, plus shift)."""
-    return ctx.randn(*shape, scale=scale).double().numpy() + shift
-
-
-def _quiet(probe):
-    """Run a probe with NumPy's overflow and NaN warnings off (a wrong softmax or mask may produce them; the
-    comparison reports them)."""
-
-    @functools.wraps(probe)
-    def run(impl, ref, ctx):
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            return probe(impl, ref, ctx)
-
-    return run
-
-
 @check("softmax", weight=3, description="softmax(x) along the last axis for 1-D, 2-D and 3-D inputs, "
                                         "a single element, and inputs of larger magnitude")
-@_quiet
+@quiet
 def last_axis_values(impl, ref, ctx):
     outputs = {}
     for shape, scale in (((5,), 1.0), ((4, 7), 2.0), ((2, 3, 6), 1.0), ((1,), 1.0), ((3, 3), 8.0)):
-        x = _array(ctx, *shape, scale=scale)
+        x = numpy_array(ctx, *shape, scale=scale)
         outputs[f"softmax(x of shape {shape})"] = impl.numpy_attention.softmax(x)
     return outputs
 
 
 @check("softmax", weight=2, description="softmax(x, axis=...) normalises along the requested axis "
                                         "(axis=0, axis=1 of a 3-D array, axis=-2)")
-@_quiet
+@quiet
 def other_axes(impl, ref, ctx):
     outputs = {}
     for shape, axis in (((4, 6), 0), ((2, 5, 3), 1), ((3, 4, 5), -2), ((6, 2), -1)):
-        x = _array(ctx, *shape, scale=2.0)
+        x = numpy_array(ctx, *shape, scale=2.0)
         outputs[f"softmax(x of shape {shape}, axis={axis})"] = impl.numpy_attention.softmax(x, axis=axis)
     return outputs
 
 
 @check("softmax", weight=2, description="numerical stability: inputs around 1000 and -1000, and rows of very "
                                         "different magnitude in one array, give finite, correct values")
-@_quiet
+@quiet
 def stability(impl, ref, ctx):
     softmax = impl.numpy_attention.softmax
-    mixed = _array(ctx, 3, 5)
+    mixed = numpy_array(ctx, 3, 5)
     mixed[0] += 1000.0
     mixed[2] -= 1000.0
     return {
-        "softmax(x of shape (4, 6) with entries around 1000)": softmax(_array(ctx, 4, 6, shift=1000.0)),
-        "softmax(x of shape (4, 6) with entries around -1000)": softmax(_array(ctx, 4, 6, shift=-1000.0)),
+        "softmax(x of shape (4, 6) with entries around 1000)": softmax(numpy_array(ctx, 4, 6, shift=1000.0)),
+        "softmax(x of shape (4, 6) with entries around -1000)": softmax(numpy_array(ctx, 4, 6, shift=-1000.0)),
         "softmax(x of shape (3, 5) whose rows lie around 1000, 0 and -1000)": softmax(mixed),
         "softmax([1000.0, 0.0, -1000.0])": softmax(np.array([1000.0, 0.0, -1000.0])),
-        "softmax(x of shape (3, 4) with entries around 1000, axis=0)": softmax(_array(ctx, 3, 4, shift=1000.0),
+        "softmax(x of shape (3, 4) with entries around 1000, axis=0)": softmax(numpy_array(ctx, 3, 4, shift=1000.0),
                                                                                 axis=0),
     }
 
@@ -91,9 +73,9 @@ def _properties(student, reference, ctx):
 @check("softmax", weight=1, verify=gated(_properties, what="softmax"), compare_reference=False,
        description="rows are non-negative and sum to 1, adding a constant changes nothing, and the input array "
                    "is not modified in place")
-@_quiet
+@quiet
 def properties(impl, ref, ctx):
-    x = _array(ctx, 5, 8, scale=3.0)
+    x = numpy_array(ctx, 5, 8, scale=3.0)
     before = x.copy()
     first = impl.numpy_attention.softmax(x)
     after = x.copy()
