@@ -83,8 +83,8 @@ def cache_sizes(impl, ctx):
 
 def _number(value, heads, seq_len):
     """A size in bytes as a float, or a TypeError saying what came back instead (the placeholder shows it)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) and not (
-            isinstance(value, torch.Tensor) and value.numel() == 1):
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not (number or isinstance(value, torch.Tensor) and value.numel() == 1):
         raise TypeError(f"kv_cache_bytes(32, {heads}, 128, {seq_len}) returned {value!r:.60} "
                         f"({type(value).__name__}); expected a number of bytes (an int)")
     return float(value)
