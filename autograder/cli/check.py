@@ -27,9 +27,12 @@ def check(assignment: str, path: Path | None, tasks: tuple[str, ...], verbose: b
     from autograder.public.outcome import CheckOutcome
     from autograder.public.render import Printer
     from autograder.public.runner import run_public_tests, select_tasks
+    from autograder.util.targets import output_folder
 
     spec = assignment_named(assignment)
     selected = select_tasks(spec, tasks)
+    if show_extracted is not None:
+        output_folder(show_extracted, "--show-extracted")
     with checked_work(spec, path, show_extracted) as (package, notebook, notes):
         click.echo("".join(f"note: {note}\n" for note in notes), nl=False)
         printer = Printer(spec, lambda text: click.echo(text, nl=False), verbose=verbose)

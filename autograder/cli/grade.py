@@ -10,6 +10,9 @@ from autograder.cli.base import assignment_named, exit_without_teardown, friendl
 from autograder.errors import GraderError
 from autograder.spec.assignment import Assignment
 from autograder.spec.late import Lateness
+from autograder.util.targets import output_file
+
+REPORT_NAMES = {"text": "report.txt", "json": "report.json", "gradescope": "results.json", "junit": "report.xml"}
 
 
 @click.command()
@@ -38,8 +41,8 @@ def grade(assignment: str, submission: Path, fmt: str, output: Path | None, task
     if not submission.exists():
         raise GraderError(f"submission not found: {submission}")
     late = _gradescope_lateness(spec, submission_metadata) if submission_metadata else None
-    if output is not None and output.is_dir():
-        raise GraderError(f"--output {output} is a folder; give the report's file name, e.g. {output / 'report.txt'}")
+    if output is not None:  # refused now, not after grading (a missing folder is created when the report is written)
+        output_file(output, "--output", REPORT_NAMES[fmt])
     scratch = new_scratch()
     # One imports torch meanwhile, the second starts with the second task: three torch imports at once would
     # slow the first on two CPUs; and one submission does not repay warming them up (autograder.sandbox.Zygote).
@@ -49,7 +52,6 @@ def grade(assignment: str, submission: Path, fmt: str, output: Path | None, task
     try:
         from autograder.grading.grader import Grader
         from autograder.reports.registry import RENDERERS
-        from autograder.util.atomic import write_atomic
 
         grader = Grader(spec, scratch=scratch, zygotes=zygotes)
     except BaseException:
@@ -65,11 +67,27 @@ def grade(assignment: str, submission: Path, fmt: str, output: Path | None, task
     else:
         text = RENDERERS[fmt](report)
     if output:
-        write_atomic(output, text)
+        _write_report(output, text)
         click.echo(f"{report.assignment}: {report.score:g} / {report.max_score:g}; report written to {output}")
     else:
         click.echo(text, nl=False)
     exit_without_teardown()
+
+
+def _write_report(output: Path, text: str) -> None:
+    """Write the report; if the target went bad while grading, print the report instead, so it is not lost.
+
+    Raises:
+        GraderError: After printing the report, when it could not be written.
+    """
+    from autograder.util.atomic import write_atomic
+
+    try:
+        write_atomic(output, text)
+    except OSError as exc:
+        click.echo(text, nl=False)
+        raise GraderError(f"the report could not be written to {output} ({exc.strerror or exc}); it is printed "
+                          f"above instead") from None
 
 
 def _gradescope_lateness(spec: Assignment, metadata: Path) -> Lateness | None:

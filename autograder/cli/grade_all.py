@@ -57,6 +57,7 @@ def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: s
         raise click.UsageError("--figures goes with --feedback DIR (the figures are drawn beside the feedback)")
 
     spec = assignment_named(assignment)
+    _check_targets(submissions, gradebook, csv_path, feedback, layout)
     try:
         deadline = parse_when(due, "--due") if due else None
         policy = None
@@ -76,3 +77,26 @@ def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: s
         from autograder.batch.nbgrader_course import render_write_back, write_back
 
         click.echo(render_write_back(write_back(submissions, spec, gradebook)), nl=False)
+
+
+def _check_targets(submissions: Path, gradebook: str, csv_path: Path | None, feedback: Path | None,
+                   layout: str) -> None:
+    """Every output of the batch, checked before the first submission is graded.
+
+    Raises:
+        GraderError: If one cannot be written.
+    """
+    from autograder.gradebook.backend import parse_location
+    from autograder.util.targets import output_file, output_folder
+
+    location = parse_location(gradebook)
+    if isinstance(location, Path):  # a PostgreSQL server answers for itself when the batch connects
+        output_file(location, "--gradebook", "gradebook.db")
+    if csv_path is not None:
+        output_file(csv_path, "--csv", "class.csv")
+    if feedback is not None:
+        output_folder(feedback, "--feedback")
+    if layout == "nbgrader" and submissions.is_dir():  # the scores go into the course's own gradebook too
+        from autograder.batch.nbgrader_course import NBGRADER_DB
+
+        output_file(submissions / NBGRADER_DB, "the nbgrader gradebook")

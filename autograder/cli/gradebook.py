@@ -9,6 +9,7 @@ import click
 
 from autograder.cli.base import friendly_errors
 from autograder.errors import GraderError
+from autograder.util.targets import output_file, output_folder
 
 if TYPE_CHECKING:
     from autograder.gradebook.export import LmsExport
@@ -28,6 +29,7 @@ def gradebook_merge(output: str, inputs: tuple[str, ...]) -> None:
     from autograder.gradebook.backend import display
     from autograder.gradebook.merge import merge_gradebooks
 
+    _check_gradebook_target(output, "OUTPUT")
     done = merge_gradebooks(output, inputs)
     click.echo(f"{display(output)}: {done.students} students; {done.added} submissions added, {done.replaced} replaced "
                f"by a newer grade, {done.kept} already there")
@@ -59,6 +61,10 @@ def gradebook_export(gradebook: str, assignment: str | None, csv_path: Path | No
         raise GraderError("--format and --roster describe the CSV file: give --csv FILE too")
     if fmt == "plain" and (roster or column):
         raise GraderError("--roster and --column are for LMS files: add --format canvas or --format moodle")
+    if csv_path:
+        output_file(csv_path, "--csv", "class.csv")
+    if feedback:
+        output_folder(feedback, "--feedback")
     with Gradebook(gradebook, readonly=True) as book:
         name = choose_assignment(book, assignment)
         if csv_path:
@@ -77,6 +83,15 @@ def _report_unmatched(done: LmsExport) -> None:
         if students:
             shown = ", ".join(students[:20]) + (f" and {len(students) - 20} more" if len(students) > 20 else "")
             click.echo(f"warning: {len(students)} {label}: {shown}", err=True)
+
+
+def _check_gradebook_target(location: str, option: str) -> None:
+    """An SQLite gradebook to write must be a file the grader can create or replace (a server answers for itself)."""
+    from autograder.gradebook.backend import parse_location
+
+    parsed = parse_location(location)
+    if isinstance(parsed, Path):
+        output_file(parsed, option, "gradebook.db")
 
 
 @gradebook_group.command("diff")

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from autograder.cli.base import assignment_named, friendly_errors
-from autograder.errors import GraderError
+from autograder.util.targets import output_folder
 
 
 @click.command()
@@ -24,8 +24,7 @@ def release(assignment: str, out: Path, run_verify: bool) -> None:
     from autograder.authoring.verify import render_verification, verify_assignment
 
     spec = assignment_named(assignment)
-    if out.exists() and not out.is_dir():
-        raise GraderError(f"--out {out} is a file; give a folder for the release (e.g. ./release)")
+    output_folder(out, "--out")  # before `grader verify` grades anything
     if run_verify:
         outcome = verify_assignment(spec)
         click.echo(render_verification(outcome), nl=False)

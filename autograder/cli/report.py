@@ -15,7 +15,7 @@ from autograder.cli.base import friendly_errors
               help="Folder for class_report.md and class_report.png.")
 @click.option("--assignment", help="The assignment (needed when the gradebook holds several).")
 @click.option("--figure/--no-figure", default=True, show_default=True, help="Draw the PNG (needs matplotlib).")
-@click.option("--similarity-export", type=click.Path(path_type=Path, file_okay=False),
+@click.option("--similarity-export", type=click.Path(path_type=Path),
               help="Also write one folder per student's sources here, for JPlag, Dolos or MOSS.")
 @friendly_errors
 def report(gradebook: str, out: Path, assignment: str | None, figure: bool, similarity_export: Path | None) -> None:
@@ -25,7 +25,11 @@ def report(gradebook: str, out: Path, assignment: str | None, figure: bool, simi
     from autograder.gradebook.store import Gradebook
     from autograder.reports.classreport import choose_assignment, write_class_report
     from autograder.spec.assignment import load_assignment
+    from autograder.util.targets import output_folder
 
+    output_folder(out, "--out")
+    if similarity_export is not None:
+        output_folder(similarity_export, "--similarity-export")
     with Gradebook(gradebook, readonly=True) as book:
         name = choose_assignment(book, assignment)
     try:

@@ -9,6 +9,7 @@ import click
 
 from autograder.cli.base import assignment_named, friendly_errors
 from autograder.errors import GraderError
+from autograder.util.targets import output_folder
 
 
 @click.command("show")
@@ -30,6 +31,8 @@ def show(assignment: str, path: Path | None, out: Path | None, open_page: bool, 
     from autograder.show.render import render_expected
 
     spec = assignment_named(assignment)
+    if out is not None:
+        output_folder(out, "--out")
     if reference:
         if path is not None:
             raise GraderError("--reference renders the reference solution; give no PATH")

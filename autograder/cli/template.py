@@ -12,9 +12,13 @@ from autograder.cli.base import assignment_named, friendly_errors
 @friendly_errors
 def template(assignment: str) -> None:
     """Regenerate student_template/ASSIGNMENT/ from the reference (solution regions become stubs)."""
+    from autograder.authoring.notebook_template import notebook_path
     from autograder.authoring.template import generate_template
     from autograder.util.paths import display_path
+    from autograder.util.targets import output_file, output_folder
 
-    folder = generate_template(assignment_named(assignment))
-    click.echo(f"student template written to {display_path(folder)} and {display_path(folder.parent)}/"
-               f"{assignment}.ipynb")
+    spec = assignment_named(assignment)
+    output_folder(spec.template, "the template folder")  # as the manifest's `template` key names it
+    output_file(notebook_path(spec), "the template notebook")
+    folder = generate_template(spec)
+    click.echo(f"student template written to {display_path(folder)} and {display_path(notebook_path(spec))}")
