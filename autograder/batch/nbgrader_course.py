@@ -94,21 +94,52 @@ def write_back(course: Path, assignment: Assignment, gradebook: Path, database: 
         raise GraderError("writing to an nbgrader gradebook needs nbgrader: pip install -e '.[instructor]'") from None
     from autograder.gradebook.store import Gradebook
 
+    from sqlalchemy.exc import SQLAlchemyError
+
     with Gradebook(gradebook, readonly=True) as book:
         rows = book.current(assignment.name, with_reports=False)
+    folders = {printable(student): folder for student, folder in discover(course, assignment.name)[0]}
     outcome = WriteBack(database or nbgrader_url(course))
     try:
+        _create_database(api, outcome.database)
         with api.Gradebook(outcome.database) as nb:
             cells = _declare(nb, assignment)
             for row in rows:
-                timestamp = read_timestamp(course / SUBMITTED / row.student / assignment.name)
+                timestamp = read_timestamp(folders[row.student]) if row.student in folders else None
                 _write_student(nb, api, assignment, row, cells, timestamp)
                 outcome.students.append(row.student)
                 outcome.errors += [row.student] if row.status != "graded" else []
                 outcome.timestamps += timestamp is not None
     except (api.InvalidEntry, api.MissingEntry, ValueError) as exc:
         raise GraderError(f"the nbgrader gradebook {outcome.database} refused an entry: {exc}") from None
+    except SQLAlchemyError as exc:  # not a database, locked, or on a disk that refuses it
+        reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+        raise GraderError(f"the nbgrader gradebook {outcome.database} cannot be written ({reason})") from None
     return outcome
+
+
+def _create_database(api: Any, url: str) -> None:
+    """Create a new nbgrader gradebook as nbgrader does, in this process.
+
+    nbgrader stamps a new gradebook with its schema's revision by running ``alembic heads`` found on PATH,
+    which is missing when the grader runs as ``venv/bin/grader`` without the venv activated; the revision is
+    read here with alembic's own API instead, so nbgrader finds an existing gradebook and runs nothing.
+    """
+    from alembic.script import ScriptDirectory
+    from nbgrader.dbutil import ALEMBIC_DIR
+    from sqlalchemy import create_engine, inspect, text
+
+    engine = create_engine(url)
+    try:
+        if inspect(engine).get_table_names():
+            return
+        api.Base.metadata.create_all(bind=engine)
+        with engine.begin() as connection:
+            connection.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)"))
+            connection.execute(text("INSERT INTO alembic_version (version_num) VALUES (:head)"),
+                               {"head": ScriptDirectory(ALEMBIC_DIR).get_current_head()})
+    finally:
+        engine.dispose()
 
 
 def _declare(nb: Any, assignment: Assignment) -> dict[str, float]:
@@ -128,7 +159,10 @@ def _write_student(nb: Any, api: Any, assignment: Assignment, row: Any, cells: d
                    timestamp: str | None) -> None:
     nb.update_or_create_student(row.student)
     extra = {"timestamp": timestamp} if timestamp and _parses(api, timestamp) else {}
-    nb.update_or_create_submission(assignment.name, row.student, **extra)
+    # nbgrader builds a new submission's objects before adding them to its session; an autoflush meanwhile
+    # makes SQLAlchemy warn (SAWarning "... not in session") to the user's terminal. Nothing needs flushing here.
+    with nb.db.no_autoflush:
+        nb.update_or_create_submission(assignment.name, row.student, **extra)
     scores = {task["task"]: float(task["score"]) for task in row.tasks}
     for task_id in cells:
         grade = _grade(nb, api, task_id, assignment.name, row.student)

@@ -417,7 +417,7 @@ def course_fake_factory(assignment: Assignment) -> CourseFakeGrader:
     return CourseFakeGrader(assignment)
 
 
-@pytest.mark.filterwarnings("ignore:Object of type .* not in session")  # nbgrader's own add_submission
+@pytest.mark.filterwarnings("error:Object of type .* not in session")  # SQLAlchemy warned on a rerun
 def test_an_nbgrader_course_is_graded_into_its_own_gradebook(assignment3: Assignment, tmp_path: Path) -> None:
     api = pytest.importorskip("nbgrader.api")
     from autograder.batch.nbgrader_course import nbgrader_url, write_back
