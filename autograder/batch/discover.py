@@ -37,7 +37,8 @@ def discover(root: Path, layout: str, assignment_name: str) -> tuple[list[Entry]
         The entries sorted by student id, and the names of entries that were not used.
 
     Raises:
-        GraderError: If the folder is missing, the layout unknown, or two entries claim the same student.
+        GraderError: If the folder is missing or holds no submission, the layout is unknown, or two entries claim
+            the same student.
     """
     if not root.is_dir():
         raise GraderError(f"submissions folder not found: {root}")
@@ -49,7 +50,7 @@ def discover(root: Path, layout: str, assignment_name: str) -> tuple[list[Entry]
         from autograder.batch.nbgrader_course import discover as nbgrader_discover
 
         pairs, ignored = nbgrader_discover(root, assignment_name)
-        return _unique(pairs), ignored
+        return _unique(_some(pairs, ignored, f"{root}/submitted/<student>/{assignment_name}/ folders")), ignored
     candidates, ignored = _candidates(root)
     if layout == "gradescope":
         pairs = _gradescope_ids(root, candidates)
@@ -57,7 +58,15 @@ def discover(root: Path, layout: str, assignment_name: str) -> tuple[list[Entry]
         pairs = _classroom_ids(candidates, assignment_name)
     else:
         pairs = [(_stem(p), p) for p in candidates]
-    return _unique(pairs), ignored
+    return _unique(_some(pairs, ignored, f"one folder, .zip or .ipynb per student in {root}")), ignored
+
+
+def _some(pairs: list[tuple[str, Path]], ignored: list[str], expected: str) -> list[tuple[str, Path]]:
+    """The submissions found; none is an error (a class of nobody is a wrong folder, not a result)."""
+    if not pairs:
+        found = f"; found only {', '.join(ignored[:5])}" if ignored else "; it is empty"
+        raise GraderError(f"no submissions to grade: expected {expected}{found}")
+    return pairs
 
 
 def _candidates(root: Path) -> tuple[list[Path], list[str]]:

@@ -14,7 +14,7 @@ from autograder.errors import GraderError
 from autograder.gradebook.store import GRADED, Gradebook, SubmissionRow
 from autograder.reports.feedback import FigurePage, render_feedback, render_feedback_html
 from autograder.util.atomic import write_atomic
-from autograder.util.safety import csv_safe
+from autograder.util.safety import csv_safe, printable
 
 
 def task_columns(rows: list[SubmissionRow]) -> list[str]:
@@ -162,20 +162,26 @@ def read_roster(path: Path) -> list[dict[str, str]]:
     ``SIS Login ID``, ``ID number``, ``Email address``, ``username`` or ``ID``, whichever the row has.
 
     Raises:
-        GraderError: If the file cannot be read or has no column to match student ids against.
+        GraderError: If the file cannot be read, is not a UTF-8 CSV file, has no column to match student ids
+            against, or lists no student.
     """
     try:
         with open(path, encoding="utf-8-sig", newline="") as handle:
-            rows = [{_roster_key(k or ""): (v or "").strip() for k, v in row.items()} for row in csv.DictReader(handle)]
+            reader = csv.DictReader(handle)
+            rows = [{_roster_key(k or ""): (v or "").strip() for k, v in row.items()} for row in reader]
+            header = [_roster_key(name or "") for name in reader.fieldnames or []]
     except OSError as exc:
         raise GraderError(f"cannot read the roster {path}: {exc.strerror or exc}") from None
-    except csv.Error as exc:
-        raise GraderError(f"the roster {path} is not a readable CSV file ({exc})") from None
-    if rows and not any(key in rows[0] for key in _ROSTER_KEYS):
-        raise GraderError(f"the roster {path} has no column to match student ids against; expected one of "
-                          f"grader_id, SIS User ID, SIS Login ID, ID number, Email address, ID")
+    except (csv.Error, UnicodeDecodeError) as exc:
+        raise GraderError(f"the roster {path} is not a readable UTF-8 CSV file ({exc})") from None
+    if not any(key in header for key in _ROSTER_KEYS):
+        raise GraderError(f"the roster {path} has no column to match student ids against; expected a CSV file whose "
+                          f"header has one of grader_id, SIS User ID, SIS Login ID, ID number, Email address, ID")
     # Canvas's export has a "Points Possible" row (and sometimes a muted-assignments row) before the students.
-    return [r for r in rows if not any(v.strip().lower() in ("points possible", "muted") for v in r.values())]
+    rows = [r for r in rows if not any(v.strip().lower() in ("points possible", "muted") for v in r.values())]
+    if not rows:
+        raise GraderError(f"the roster {path} lists no student: expected its header, then one row per student")
+    return rows
 
 
 def _roster_index(roster: list[dict[str, str]]) -> dict[str, dict[str, str]]:
@@ -209,6 +215,10 @@ def lms_csv(rows: list[SubmissionRow], fmt: str, column: str, roster: list[dict[
                           "gradebook export, or a CSV with student and SIS User ID columns)")
     scores: dict[str, float | None] = {r.student: r.score if r.status == GRADED else None for r in rows}
     index = _roster_index(roster) if roster is not None else {s: {"id_number": s} for s in scores}
+    if scores and not set(scores) & set(index):
+        raise GraderError(printable(f"no student of the roster has a submission in the gradebook: the roster's ids "
+                                    f"(e.g. {', '.join(list(index)[:3])}) must be the grader's student ids (e.g. "
+                                    f"{', '.join(list(scores)[:3])}): put those in a grader_id column", True))
     export = LmsExport("", missing=sorted(s for s in index if s not in scores),
                        extra=sorted(s for s in scores if s not in index),
                        ungraded=sorted(s for s, v in scores.items() if v is None and s in index))
