@@ -94,9 +94,10 @@ def _unique(pairs: list[tuple[str, Path]]) -> list[Entry]:
     for student, path in pairs:
         student = printable(student)  # a folder name need not be UTF-8; ids end up in SQLite, CSV and reports
         if not student.strip():
-            raise GraderError(f"cannot derive a student id from {path.name!r}")
+            raise GraderError(f"cannot derive a student id from '{printable(path.name)}'")
         if student in seen:
-            raise GraderError(f"two submissions for student {student!r}: {seen[student].name} and {path.name}")
+            raise GraderError(f"two submissions for student '{student}': {printable(seen[student].name)} and "
+                              f"{printable(path.name)}")
         seen[student] = path
     return [Entry(student, seen[student]) for student in sorted(seen)]
 

@@ -137,6 +137,26 @@ def test_duplicate_student_is_an_error(tmp_path: Path) -> None:
         discover(tmp_path, "plain", "mini")
 
 
+def test_latin1_folder_names_stay_two_readable_students(tmp_path: Path) -> None:
+    """Folders named in Latin-1 (``j\\xf6rg``, ``j\\xfcrg``: not UTF-8) keep each such byte as its escape."""
+    subs = tmp_path / "subs"
+    for raw, marker in ((b"j\xf6rg", "# GOOD\n"), (b"j\xfcrg", "# bad\n")):
+        write_submission(subs / os.fsdecode(raw), marker)
+    options = fake_options(tmp_path / "g.db", csv=tmp_path / "class.csv", feedback=tmp_path / "feedback")
+    summary = grade_all(mini(), subs, options)
+    assert sorted((s, o.score) for s, o in summary.graded) == [("j\\xf6rg", 1.0), ("j\\xfcrg", 0.0)]
+    ids = [row["student"] for row in csv.DictReader(io.StringIO((tmp_path / "class.csv").read_text()))]
+    assert ids == ["j\\xf6rg", "j\\xfcrg"]
+    assert sorted(p.name for p in (tmp_path / "feedback").glob("*.md")) == ["j_xf6rg.md", "j_xfcrg.md"]
+
+
+def test_an_empty_class_folder_says_what_was_expected(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(GraderError, match=r"^no submissions to grade: expected one folder, .zip or .ipynb per "
+                                          r"student in .*; found only notes.txt"):
+        discover(tmp_path, "plain", "mini")
+
+
 GRADESCOPE_YAML = """\
 submission_101:
   :submitters:

@@ -79,10 +79,12 @@ def test_every_listed_command_has_bad_inputs_and_none_gives_a_traceback(tmp_path
 
 @pytest.mark.slow
 @pytest.mark.parametrize("extra", [["--task", "quiz"], ["--task", "kv_cache_bytes", "--task", "kv_cache_bytes"]])
-def test_grade_with_only_the_quiz_or_a_task_twice_gives_a_result(extra: list[str]) -> None:
-    args = ["grade", "assignment3", str(REFERENCE), "--format", "json", *extra]
+def test_grade_with_only_the_quiz_or_a_task_twice_gives_a_result(extra: list[str], tmp_path: Path) -> None:
+    report = tmp_path / "missing" / "folder" / "report.json"  # -o creates the folders it needs
+    args = ["grade", "assignment3", str(REFERENCE), "--format", "json", "-o", str(report), *extra]
     result = CliRunner().invoke(main, args)
     assert_clean(result, args)
     assert result.exit_code == 0, result.output
-    graded = re.findall(r'"id": "([a-z_]+)"', result.output)
+    assert f"report written to {report}" in result.output
+    graded = re.findall(r'"id": "([a-z_]+)"', report.read_text())
     assert graded.count(extra[1]) == 1, result.output

@@ -86,6 +86,22 @@ def test_canvas_needs_a_roster_and_a_usable_one(tmp_path: Path) -> None:
         read_roster(tmp_path / "r.csv")
 
 
+def test_an_export_that_would_be_empty_is_refused(tmp_path: Path) -> None:
+    """Not a roster (notes, a binary file, a header without students) or a roster matching no graded student:
+    one line, exit 2, and no file written."""
+    db = _class(tmp_path)
+    files = {"notes.txt": b"hello world\nsee you\n", "binary.csv": b"\xff\xfe\x00\x01",
+             "header.csv": b"SIS User ID,Student\n", "others.csv": b"grader_id,Student\nzed,Zed\n"}
+    expected = {"notes.txt": "has no column to match student ids against", "binary.csv": "not a readable UTF-8 CSV",
+                "header.csv": "lists no student", "others.csv": "no student of the roster has a submission"}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+        result = CliRunner().invoke(main, ["gradebook", "export", str(db), "--csv", str(tmp_path / "out.csv"),
+                                           "--format", "canvas", "--roster", str(tmp_path / name)])
+        assert result.exit_code == 2 and expected[name] in result.stderr, (name, result.output)
+        assert len(result.stderr.splitlines()) == 1 and not (tmp_path / "out.csv").exists(), name
+
+
 def test_regrade_diff_per_task(tmp_path: Path) -> None:
     old = _book(tmp_path / "old.db", {"ada": (2, 1), "bob": (2, 3), "cy": (1, 1), "dee": (0, 0)})
     new = _book(tmp_path / "new.db", {"ada": (2, 3), "bob": (2, 2), "cy": (2, 0), "eve": (1, 0)}, "fp2")
