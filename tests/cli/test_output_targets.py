@@ -44,10 +44,11 @@ def bad_files(tmp_path: Path, name: str) -> list[Path]:
 
 
 def bad_folders(tmp_path: Path, name: str) -> list[Path]:
-    """Where a folder ``name`` cannot go: an existing file, below a file, in a folder that takes no file."""
+    """Where a folder ``name`` cannot go: an existing file, below a file, in a folder that takes no file, and that
+    folder itself."""
     file = tmp_path / f"{name}.txt"
     file.write_text("a file\n")
-    return [file, tmp_path / "a-file" / name, READ_ONLY / name]
+    return [file, tmp_path / "a-file" / name, READ_ONLY / name, READ_ONLY]
 
 
 def writing_invocations(tmp_path: Path) -> dict[str, list[tuple[str, list[str]]]]:
