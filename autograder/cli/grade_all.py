@@ -86,12 +86,10 @@ def _check_targets(submissions: Path, gradebook: str, csv_path: Path | None, fee
     Raises:
         GraderError: If one cannot be written.
     """
-    from autograder.gradebook.backend import parse_location
+    from autograder.cli.gradebook import check_gradebook_target
     from autograder.util.targets import output_file, output_folder
 
-    location = parse_location(gradebook)
-    if isinstance(location, Path):  # a PostgreSQL server answers for itself when the batch connects
-        output_file(location, "--gradebook", "gradebook.db")
+    check_gradebook_target(gradebook, "--gradebook")
     if csv_path is not None:
         output_file(csv_path, "--csv", "class.csv")
     if feedback is not None:

@@ -29,7 +29,7 @@ def gradebook_merge(output: str, inputs: tuple[str, ...]) -> None:
     from autograder.gradebook.backend import display
     from autograder.gradebook.merge import merge_gradebooks
 
-    _check_gradebook_target(output, "OUTPUT")
+    check_gradebook_target(output, "OUTPUT")
     done = merge_gradebooks(output, inputs)
     click.echo(f"{display(output)}: {done.students} students; {done.added} submissions added, {done.replaced} replaced "
                f"by a newer grade, {done.kept} already there")
@@ -85,8 +85,13 @@ def _report_unmatched(done: LmsExport) -> None:
             click.echo(f"warning: {len(students)} {label}: {shown}", err=True)
 
 
-def _check_gradebook_target(location: str, option: str) -> None:
-    """An SQLite gradebook to write must be a file the grader can create or replace (a server answers for itself)."""
+def check_gradebook_target(location: str, option: str) -> None:
+    """A gradebook the command will write (here and in grade-all): an SQLite file must be one the grader can create
+    or replace, checked before any work (a PostgreSQL server answers for itself when the command connects).
+
+    Raises:
+        GraderError: If the file cannot be written (autograder.util.targets).
+    """
     from autograder.gradebook.backend import parse_location
 
     parsed = parse_location(location)
