@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from autograder.errors import GraderError
 from autograder.spec.assignment import Assignment, load_assignment
 from autograder.submission.package import find_package
+from autograder.util.targets import output_folder
 
 from .page import PageInfo, render_page, write_page
 from .panel import DRAWN, Panel
@@ -121,6 +122,7 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
     folder = Path(out).expanduser().resolve() if out is not None else default_folder(spec, work)
     if folder == work or work in folder.parents:
         raise GraderError(f"refusing to write the figures into the work itself ({work}); choose another --out")
+    _check_folder(folder, out is not None)
     own = start_workers(spec, workers) if zygotes is None and declares_figures(spec) else None
     try:
         from .catalog import load_catalog  # torch loads here, while the first worker starts
@@ -145,6 +147,16 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
     page = write_page(folder, render_page(info, panels, beside))
     return Rendered(folder=folder, page=page, panels=panels, outcome=outcome,
                     seconds=round(time.monotonic() - started, 2), expected=beside)
+
+
+def _check_folder(folder: Path, given: bool) -> None:
+    """The page's folder can be written, checked before the sandbox starts (the default one beside the work too)."""
+    try:
+        output_folder(folder, "--out" if given else "the figures' folder")
+    except GraderError as exc:
+        if given:
+            raise
+        raise GraderError(f"{exc}; choose another with --out") from None
 
 
 def _draw_as_they_arrive(catalog: Catalog, arrived: queue.SimpleQueue[tuple[str, ProbeResult]],

@@ -132,6 +132,19 @@ def test_template_refuses_a_bad_template_folder(tmp_path: Path) -> None:
         assert_refused(result, "the template folder", ["template", str(target)])
 
 
+def test_show_refuses_its_default_folder_when_it_is_a_file(tmp_path: Path) -> None:
+    """Without --out the page goes beside the work (``<package>-figures/``); a file of that name is refused first."""
+    import shutil
+
+    work = tmp_path / "work" / "assignment3"
+    shutil.copytree(REFERENCE, work, ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "work" / "assignment3-figures").write_text("a file where the figures' folder goes\n")
+    result = CliRunner().invoke(main, ["show", "assignment3", str(work)])
+    assert_refused(result, "the figures' folder", ["show", str(work)])
+    assert result.stderr.rstrip().endswith("is a file; give a folder (it is created if missing); choose another "
+                                           "with --out"), result.stderr
+
+
 def test_the_check_creates_nothing_and_accepts_a_missing_folder(tmp_path: Path) -> None:
     missing = tmp_path / "new" / "deeper"
     assert output_file(missing / "report.json", "-o") == missing / "report.json"
