@@ -85,16 +85,15 @@ def write_back(course: Path, assignment: Assignment, gradebook: Path, database: 
         database: The nbgrader gradebook's URL (default: the course's ``gradebook.db``).
 
     Raises:
-        GraderError: If nbgrader is not installed or its gradebook refuses an entry.
+        GraderError: If nbgrader is not installed, or its gradebook refuses an entry or cannot be written.
     """
-    # nbgrader is an instructor extra whose import takes seconds: imported on this path only.
+    # nbgrader is an instructor extra whose import takes seconds: imported on this path only (with SQLAlchemy).
     try:
         from nbgrader import api
+        from sqlalchemy.exc import SQLAlchemyError
     except ImportError:
         raise GraderError("writing to an nbgrader gradebook needs nbgrader: pip install -e '.[instructor]'") from None
     from autograder.gradebook.store import Gradebook
-
-    from sqlalchemy.exc import SQLAlchemyError
 
     with Gradebook(gradebook, readonly=True) as book:
         rows = book.current(assignment.name, with_reports=False)

@@ -44,3 +44,21 @@ def test_grade_all_writes_the_nbgrader_gradebook_without_alembic_on_path(tmp_pat
         assert db.execute("SELECT version_num FROM alembic_version").fetchall() == \
             [(ScriptDirectory(ALEMBIC_DIR).get_current_head(),)]
         assert sorted(db.execute("SELECT id FROM student")) == [("ada",), ("j\\xf6rg",)]
+
+
+def test_a_course_gradebook_nbgrader_cannot_use_is_one_line(tmp_path: Path) -> None:
+    import pytest
+
+    from autograder.batch.nbgrader_course import write_back
+    from autograder.errors import GraderError
+    from autograder.gradebook.store import Gradebook, Outcome
+    from autograder.spec.assignment import load_assignment
+
+    course = tmp_path / "course"
+    (course / "submitted" / "ada" / "assignment3").mkdir(parents=True)
+    (course / "gradebook.db").write_text("notes, not a database\n")
+    with Gradebook(tmp_path / "ours.db") as book:
+        book.record("assignment3", "fp", "ada", "d-ada", "ada", Outcome("error", 0.0, 100.0, message="no package"))
+    with pytest.raises(GraderError, match=r"^the nbgrader gradebook sqlite:///.*/course/gradebook.db cannot be "
+                                          r"written \(file is not a database\)$"):
+        write_back(course, load_assignment("assignment3"), tmp_path / "ours.db")
