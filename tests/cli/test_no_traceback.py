@@ -22,6 +22,12 @@ def listed_commands(args: list[str]) -> list[str]:
     return re.findall(r"^  ([a-z][a-z-]*)\s", section, flags=re.M)
 
 
+def every_command() -> list[str]:
+    """Every command of ``grader --help``, the ``gradebook`` subcommands spelt ``gradebook merge`` and so on."""
+    return [c for c in listed_commands([]) if c != "gradebook"] + [f"gradebook {c}"
+                                                                  for c in listed_commands(["gradebook"])]
+
+
 def bad_inputs(tmp_path: Path) -> dict[str, list[list[str]]]:
     """For each command: invocations with an unknown assignment, a missing path, a file where a folder belongs,
     an empty folder, unknown or repeated tasks and impossible options."""
@@ -66,9 +72,7 @@ def assert_clean(result: Result, args: list[str]) -> None:
 
 def test_every_listed_command_has_bad_inputs_and_none_gives_a_traceback(tmp_path: Path) -> None:
     cases = bad_inputs(tmp_path)
-    commands = [c for c in listed_commands([]) if c != "gradebook"]
-    commands += [f"gradebook {c}" for c in listed_commands(["gradebook"])]
-    assert sorted(cases) == sorted(commands), "a command without bad-input cases: add it to bad_inputs"
+    assert sorted(cases) == sorted(every_command()), "a command without bad-input cases: add it to bad_inputs"
     for command, invocations in cases.items():
         for extra in invocations:
             args = [*command.split(), *extra]

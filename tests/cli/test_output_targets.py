@@ -4,14 +4,13 @@ file) and a folder that takes no new file.
 
 The tests run as root, which permission bits do not stop; the folder that takes no file is ``/proc`` (no one, root
 included, can create a file there), and the grader's check is honest: it creates a nameless file in the folder
-(autograder/util/targets.py). Every invocation gives real inputs that would otherwise start grading, drawing or
-exporting, so a target checked too late would show up as exit 0 or a different message.
+(autograder/util/targets.py). Each invocation would otherwise grade, draw or export (``grade-all`` is given an
+empty class, refused for that later), so a target checked too late shows up as exit 0 or another message.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import pytest
@@ -20,20 +19,12 @@ from click.testing import CliRunner
 from autograder.cli import main
 from autograder.errors import GraderError
 from autograder.util.targets import output_file, output_folder
+from test_no_traceback import every_command  # beside these tests
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = REPO / "reference_solutions" / "assignment3"
 READ_ONLY = Path("/proc")  # a folder that refuses new files, also to root (tmpfs mounts need privileges CI lacks)
 NOT_WRITING = {"verify", "audit", "gradebook diff"}  # they print their findings and write no file
-
-
-def listed_commands() -> list[str]:
-    """Every command ``grader --help`` lists, ``gradebook`` subcommands spelt ``gradebook merge`` etc."""
-    def names(args: list[str]) -> list[str]:
-        text = CliRunner().invoke(main, [*args, "--help"]).output
-        return re.findall(r"^  ([a-z][a-z-]*)\s", text.split("Commands:", 1)[1], flags=re.M)
-
-    return [c for c in names([]) if c != "gradebook"] + [f"gradebook {c}" for c in names(["gradebook"])]
 
 
 def bad_files(tmp_path: Path, name: str) -> list[Path]:
@@ -106,7 +97,7 @@ def assert_refused(result, option: str, args: list[str]) -> None:  # noqa: ANN00
 
 def test_every_writing_command_refuses_each_bad_target_before_working(tmp_path: Path) -> None:
     cases = writing_invocations(tmp_path)
-    assert sorted([*cases, "template", *NOT_WRITING]) == sorted(listed_commands()), \
+    assert sorted([*cases, "template", *NOT_WRITING]) == sorted(every_command()), \
         "a command that writes has no bad-target cases here (or one that does not write is not listed)"
     for command, invocations in cases.items():
         for option, extra in invocations:
