@@ -12,5 +12,5 @@ def display_path(path: Path) -> str:
     """A path relative to the current folder when it lies below it, for one-line messages."""
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
+    except (ValueError, RuntimeError, OSError):  # outside it, a symbolic link loop, a folder one may not enter
         return str(path)

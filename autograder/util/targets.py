@@ -9,6 +9,7 @@ check has shown that it can be.
 
 from __future__ import annotations
 
+import stat
 import tempfile
 from pathlib import Path
 
@@ -31,11 +32,13 @@ def output_file(path: Path | str, option: str, example: str = "report.txt") -> P
         GraderError: If it is a folder or some other non-file, or its folder cannot be created or written.
     """
     path = Path(path)
-    shown = display_path(path)
-    if path.is_dir():
-        raise GraderError(f"{option} {shown} is a folder; give a file's name, e.g. {display_path(path / example)}")
-    if path.exists() and not path.is_file():
-        raise GraderError(f"{option} {shown} is not a regular file (a device or a pipe); give a file's name")
+    kind = _kind(path, option)
+    if kind == "folder":
+        raise GraderError(f"{option} {display_path(path)} is a folder; give a file's name, e.g. "
+                          f"{display_path(path / example)}")
+    if kind == "other":
+        raise GraderError(f"{option} {display_path(path)} is not a regular file (a device or a pipe); give a file's "
+                          f"name")
     _check_parent(path, option)
     return path
 
@@ -54,21 +57,37 @@ def output_folder(path: Path | str, option: str) -> Path:
         GraderError: If it is a file, or it (or the folder that would hold it) cannot be created or written.
     """
     path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise GraderError(f"{option} {display_path(path)} is a file; give a folder (it is created if missing)")
-    if path.is_dir():
+    kind = _kind(path, option)
+    if kind == "folder":
         _check_writable(path, path, option)
+    elif kind is not None:
+        raise GraderError(f"{option} {display_path(path)} is a file; give a folder (it is created if missing)")
     else:
         _check_parent(path, option)
     return path
 
 
+def _kind(path: Path, option: str) -> str | None:
+    """``folder``, ``file``, ``other`` (a device, a pipe), or None when nothing is there (a dangling link neither).
+
+    Raises:
+        GraderError: If the path cannot be looked at (a folder on the way that the user may not enter, a loop).
+    """
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise GraderError(f"{option} {display_path(path)} cannot be reached ({_reason(exc)})") from None
+    return "folder" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+
+
 def _check_parent(path: Path, option: str) -> None:
     """The nearest existing folder above ``path`` must be a folder the grader can write in (it makes the rest)."""
     ancestor = path.absolute().parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
+    while _kind(ancestor, option) is None and ancestor != ancestor.parent:
         ancestor = ancestor.parent
-    if not ancestor.is_dir():
+    if _kind(ancestor, option) != "folder":
         raise GraderError(f"{option} {display_path(path)} cannot be created: {display_path(ancestor)} is a file, "
                           f"not a folder")
     _check_writable(ancestor, path, option)
@@ -82,4 +101,8 @@ def _check_writable(folder: Path, path: Path, option: str) -> None:
             pass
     except OSError as exc:
         raise GraderError(f"{option} {display_path(path)} cannot be written: {display_path(folder)} does not accept "
-                          f"new files ({(exc.strerror or str(exc)).lower()})") from None
+                          f"new files ({_reason(exc)})") from None
+
+
+def _reason(exc: OSError) -> str:
+    return (exc.strerror or str(exc)).lower()
