@@ -143,6 +143,10 @@ def test_the_check_creates_nothing_and_accepts_a_missing_folder(tmp_path: Path) 
     assert list(tmp_path.iterdir()) == []  # the writer creates it, after the work
     with pytest.raises(GraderError, match=r"is not a regular file"):
         output_file(Path(os.devnull), "-o")
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    with pytest.raises(GraderError, match=r"^--out .*loop/figures cannot be reached \(too many levels of symbolic"):
+        output_folder(loop / "figures", "--out")
 
 
 def test_a_report_that_cannot_be_written_after_grading_is_printed(capsys: pytest.CaptureFixture[str]) -> None:
