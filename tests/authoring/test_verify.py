@@ -190,4 +190,4 @@ def test_grader_verify_reports_missing_hidden_checks_as_a_problem(assignment_cop
     shutil.rmtree(assignment_copy.root / "hidden" / "checks")
     verification = verify_assignment(assignment_copy)
     assert not verification.ok
-    assert any(p.startswith("grading: hidden checks for task") for p in verification.problems)
+    assert any(p.startswith("authoring: hidden checks for task") for p in verification.problems)
