@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from autograder.authoring.template import BEGIN
+from autograder.spec.assignment import available_assignments, load_assignment
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
@@ -130,13 +131,14 @@ def test_assignment2_loop_crash_syntax_error_and_dependency_cost_only_their_task
     assert result.stdout.rstrip().splitlines()[-1].startswith("Next: fix numpy_attention.py, line ")
 
 
-@pytest.mark.parametrize("name", ["assignment2", "assignment3"])
+@pytest.mark.parametrize("name", available_assignments())
 def test_task_runs_only_that_task_and_verbose_shows_pytests_output(name: str, tmp_path: Path) -> None:
     package = work_from_reference(name, tmp_path)
-    first = {"assignment2": "softmax", "assignment3": "causal_mask"}[name]
-    target = {"assignment2": "numpy_attention.py", "assignment3": "attention.py"}[name]
-    anchor = {"assignment2": "def softmax(", "assignment3": "def causal_mask("}[name]
-    inject(package / target, anchor, "assert False, 'deliberately wrong'")
+    task = load_assignment(name).tasks[0]
+    first, (module, function) = task.id, task.functions[0].split(".")
+    target = package / f"{module}.py"
+    anchor = f"def {function}(" if f"def {function}(" in target.read_text() else f"class {function}"
+    inject(target, anchor, "assert False, 'deliberately wrong'")
     result = run_check(name, str(package), "--task", first, "--task", first, "--verbose")
     assert result.returncode == 1, result.stdout + result.stderr
     lines = [line for line in result.stdout.splitlines() if re.match(r"^[a-z_0-9]+ +\d+/\d+", line)]
@@ -145,7 +147,7 @@ def test_task_runs_only_that_task_and_verbose_shows_pytests_output(name: str, tm
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("name", ["assignment2", "assignment3"])
+@pytest.mark.parametrize("name", available_assignments())
 def test_bad_inputs_are_one_line_errors(name: str, tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     (tmp_path / "file.py").write_text("x = 1\n")
@@ -159,7 +161,7 @@ def test_bad_inputs_are_one_line_errors(name: str, tmp_path: Path) -> None:
         assert len(result.stderr.strip().splitlines()) == 1 and result.stderr.startswith("error: "), result.stderr
 
 
-@pytest.mark.parametrize("name", ["assignment2", "assignment3"])
+@pytest.mark.parametrize("name", available_assignments())
 def test_task_quiz_checks_only_the_quiz(name: str, tmp_path: Path) -> None:
     result = run_check(name, str(REPO / "reference_solutions" / name), "--task", "quiz")
     assert result.returncode == 0, result.stdout + result.stderr
