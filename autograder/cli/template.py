@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from autograder.cli.base import assignment_named, friendly_errors
@@ -12,9 +14,15 @@ from autograder.cli.base import assignment_named, friendly_errors
 @friendly_errors
 def template(assignment: str) -> None:
     """Regenerate student_template/ASSIGNMENT/ from the reference (solution regions become stubs)."""
+    from autograder.authoring.lint import reference_name_problems
     from autograder.authoring.template import generate_template
     from autograder.util.paths import display_path
 
-    folder = generate_template(assignment_named(assignment))
+    spec = assignment_named(assignment)
+    folder = generate_template(spec)
     click.echo(f"student template written to {display_path(folder)} and {display_path(folder.parent)}/"
                f"{assignment}.ipynb")
+    problems = reference_name_problems(spec)  # a name the template cannot stub: say so now, not at grading time
+    for problem in problems:
+        click.echo(f"warning: {problem}", err=True)
+    sys.exit(1 if problems else 0)
