@@ -34,7 +34,7 @@ def test_verify_passes_on_every_assignment(name: str) -> None:
     pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
     verification = verify_assignment(load_assignment(name))
     assert verification.ok, render_verification(verification)
-    assert [f.name for f in verification.findings] == ["quiz key", "student template",
+    assert [f.name for f in verification.findings] == ["authoring", "quiz key", "student template",
                                                        "reference scores full marks", "template scores 0"]
 
 
