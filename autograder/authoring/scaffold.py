@@ -7,9 +7,9 @@ from pathlib import Path
 
 from autograder.errors import AssignmentError
 from autograder.spec.assignment import MANIFEST, available_assignments, load_assignment
-from autograder.util.paths import PACKAGE_ROOT
+from autograder.util.paths import PACKAGE_DIR
 
-SOURCE = PACKAGE_ROOT / "autograder" / "templates" / "new"
+SOURCE = PACKAGE_DIR / "templates" / "new"
 # template file -> where it goes: under the assignment's folder, or (``reference:``) the reference package.
 FILES = {
     "assignment.toml": MANIFEST,

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from autograder.authoring.scaffold import SOURCE
 from autograder.cli import main
 from autograder.spec.manifest import SCHEMA
 
@@ -17,7 +18,7 @@ def _grader(root: Path, *args: str):
 
 
 def test_the_scaffold_manifest_shows_every_key_of_the_schema():
-    text = (Path(__file__).resolve().parents[2] / "autograder" / "templates" / "new" / "assignment.toml.tmpl").read_text()
+    text = (SOURCE / "assignment.toml.tmpl").read_text()
     for spec in SCHEMA:
         assert re.search(rf"^#? ?\[{re.escape(spec.header[1:-1])}\]", text, re.M), spec.header
         for key in spec.keys:
