@@ -83,16 +83,6 @@ def test_a_manifest_name_missing_from_the_reference_is_named(assignment_copy, ke
     assert problems[0].endswith(fix)
 
 
-def test_grader_template_warns_about_a_name_it_cannot_stub(assignment_copy):
-    pytest.importorskip("nbgrader")
-    manifest = assignment_copy.root / "assignment.toml"
-    _edit(manifest, '"attention.split_heads", "attention.merge_heads"]', '"attention.split_head", "attention.merge_heads"]')
-    result = CliRunner().invoke(main, ["template", "assignment3"],
-                                env={"GRADER_ASSIGNMENTS": str(assignment_copy.root.parent)})
-    assert result.exit_code == 1 and "student template written" in result.stdout
-    assert result.stderr.startswith(f"warning: {manifest}:") and "did you mean attention.split_heads?" in result.stderr
-
-
 def test_a_mutation_with_both_forms_is_refused(assignment_copy):
     mistakes = assignment_copy.root / "hidden" / "mistakes" / "attention_family.toml"
     _edit(mistakes, 'new = "return torch.triu(torch.ones(n, n), diagonal=1)"\n',

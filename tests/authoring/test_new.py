@@ -50,3 +50,9 @@ def test_a_new_assignment_verifies_audits_and_releases_as_it_is(tmp_path):
     shipped = tmp_path / "release" / "demo101-student" / "assignments" / "demo101"
     assert sorted(p.name for p in shipped.iterdir()) == ["STUDENT_README.md", "assignment.toml", "figures",
                                                          "public_tests", "quiz.toml"]
+    # the instructor's next step: a function the reference does not define is named by `grader template` at once
+    manifest = tmp_path / "assignments" / "demo101" / "assignment.toml"
+    manifest.write_text(manifest.read_text().replace('functions = ["ops.softmax"]', 'functions = ["ops.sofmax"]'))
+    templated = _grader(tmp_path, "template", "demo101")
+    assert templated.exit_code == 1 and "student template written" in templated.stdout, templated.output
+    assert templated.stderr.startswith(f"warning: {manifest}:") and "did you mean ops.softmax?" in templated.stderr
