@@ -177,8 +177,8 @@ def task_checks(path: Path | None, task: str, task_ids: Sequence[str]) -> list[C
         if found.task not in task_ids:
             close = get_close_matches(found.task, list(task_ids), n=1)
             fix = f"did you mean {close[0]}?" if close else f"tasks: {', '.join(task_ids)}"
-            raise AssignmentError(f"{where}: @check({found.task!r}) names no task of the assignment, so it would "
-                                  f"never run — {found.task} — {fix}")
+            raise AssignmentError(f"{where}: @check({found.task!r}) names no task of the assignment (the check "
+                                  f"would never run): {found.task} — {fix}")
         if found.tolerance not in TOLERANCES:
             raise AssignmentError(f"{where}: check {found.name} names an unknown tolerance {found.tolerance!r}; "
                                   f"known: {', '.join(TOLERANCES)}")
@@ -189,9 +189,9 @@ def task_checks(path: Path | None, task: str, task_ids: Sequence[str]) -> list[C
 
 
 def load_failure(path: Path, exc: BaseException) -> str:
-    """One line for a checks (or figure) file that failed to load: the file and line where it failed, the error."""
+    """One line for a checks file (or a helper beside it) that failed to load: the file and line, the error."""
     line = exc.lineno if isinstance(exc, SyntaxError) else None
-    failed_in = str(path)
+    failed_in = str(exc.filename or path) if isinstance(exc, SyntaxError) else str(path)
     if line is None:
         folder = str(path.parent)
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(folder)]

@@ -40,8 +40,8 @@ def test_a_check_bound_to_a_misspelt_task_is_named_with_the_near_miss(assignment
     checks = assignment_copy.root / "hidden" / "checks" / "causal_mask.py"
     _edit(checks, '@check("causal_mask", weight=2', '@check("causal_masks", weight=2')
     [problem] = _problems(assignment_copy)
-    assert re.fullmatch(rf"{re.escape(str(checks))}:\d+: @check\('causal_masks'\) names no task of the assignment, "
-                        r"so it would never run — causal_masks — did you mean causal_mask\?", problem), problem
+    assert re.fullmatch(rf"{re.escape(str(checks))}:\d+: @check\('causal_masks'\) names no task of the assignment "
+                        r"\(the check would never run\): causal_masks — did you mean causal_mask\?", problem), problem
     # the grader loads checks through the same function: it refuses the file instead of dropping the check
     with pytest.raises(AssignmentError, match="did you mean causal_mask"):
         task_checks(checks, "causal_mask", assignment_copy.task_ids)
