@@ -73,3 +73,13 @@ def test_figure_files_must_exist_and_pass_the_release_rules_on_load(tmp_path):
     with pytest.raises(AssignmentError, match=r"assignment.toml:13: \[figures\] files: 'figures/variant_demo.py' "
                                               r"contains 'variant'.*rename it"):
         _load(tmp_path, BASE + figures)
+
+
+def test_the_regenerating_command(tmp_path, monkeypatch, capsys):
+    import autograder.spec.manifest as manifest
+
+    target = tmp_path / "MANIFEST.md"
+    monkeypatch.setattr(manifest, "DOC_PATH", target)
+    assert manifest.main(["--write"]) == 0 and target.read_text(encoding="utf-8") == render_reference()
+    assert manifest.main([]) == 0 and capsys.readouterr().out.endswith(render_reference())
+    assert manifest.main(["--wrte"]) == 2 and "usage: python -m autograder.spec.manifest" in capsys.readouterr().err
