@@ -70,6 +70,7 @@ def judge(mutation: Mutation, kind: str, report: GradeReport) -> AuditRow:
     collateral = [name for name in lost if name != mutation.task]
     if target is None or target.score >= target.max_score:
         row.verdict = ESCAPED
+        row.detail = escaped_detail(target)
     elif collateral:
         row.verdict = COLLATERAL
         row.detail = f"also lost points in {', '.join(collateral)}"
@@ -82,6 +83,14 @@ def judge(mutation: Mutation, kind: str, report: GradeReport) -> AuditRow:
         if row.verdict == CAUGHT and not row.detail and failing:
             row.detail = f"{failing[0].status}: {failing[0].message}"[:200]
     return row
+
+
+def escaped_detail(target: TaskResult | None) -> str:
+    """What an escaped mistake went through: the checks of its task that ran and passed (the ones to sharpen)."""
+    if target is None:
+        return "its task was not graded"
+    passed = [c.name for c in target.checks if c.status == PASSED]
+    return f"passed {len(passed)} checks: {', '.join(passed)}"[:400] if passed else "no check of its task ran"
 
 
 def run_audit(assignment: Assignment, jobs: int = 2, progress=None) -> list[AuditRow]:

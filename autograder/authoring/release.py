@@ -18,12 +18,12 @@ from autograder.authoring.template import (
 )
 from autograder.errors import ReleaseError
 from autograder.spec.assignment import Assignment, assignments_root
+from autograder.spec.manifest import FORBIDDEN_NAME_PARTS
 from autograder.spec.quiz import load_key
 from autograder.util.paths import PACKAGE_DIR, PACKAGE_ROOT, display_path
 from autograder.util.tomlio import load_toml
 
 TEMPLATES = PACKAGE_DIR / "templates"
-FORBIDDEN_NAME_PARTS = ("hidden", "key", "reference", "mistake", "variant")
 MIN_LEAK_LINE = 16
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _PLACEHOLDER = re.compile(r"@@[A-Z_]+@@")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from autograder.authoring.lint import lint_assignment
 from autograder.authoring.quiz_cues import blind_bound, blind_summary, cue_problems, key_pattern_problems
 from autograder.authoring.template import template_drift
 from autograder.errors import GraderError
@@ -160,19 +161,35 @@ def grade_reference_and_template(assignment: Assignment) -> list[Finding]:
     return [check_reference_report(reference), check_template_report(template, assignment)]
 
 
+def check_authoring(assignment: Assignment) -> Finding:
+    """Checks files load and bind every check to a real task, manifest names exist in the reference, mutations
+    have one form and meet the ``[audit]`` minimums, the quiz key is balanced (``authoring/lint.py``)."""
+    problems = lint_assignment(assignment)
+    if problems:
+        return Finding("authoring", False, problems)
+    return Finding("authoring", True, ["checks bound to real tasks, manifest names defined in the reference, "
+                                       f"at least {assignment.audit.min_mistakes} mistakes and "
+                                       f"{assignment.audit.min_variants} variants"])
+
+
 def verify_assignment(assignment: Assignment, grade: bool = True) -> Verification:
     """Run every check; the cheap ones first.
 
     Args:
         assignment: The assignment.
-        grade: Also grade the reference and the template (the slow part).
+        grade: Also grade the reference and the template (the slow part; skipped while authoring problems
+            remain, which grading would only report less clearly).
 
     Returns:
         The findings, ok or not.
     """
-    verification = Verification(assignment.name, [check_quiz_key(assignment), check_template_current(assignment)])
-    if grade:
+    authoring = check_authoring(assignment)
+    verification = Verification(assignment.name, [authoring, check_quiz_key(assignment),
+                                                  check_template_current(assignment)])
+    if grade and authoring.ok:
         verification.findings += grade_reference_and_template(assignment)
+    elif grade:
+        verification.findings.append(Finding("grading", False, ["not graded: fix the authoring problems first"]))
     return verification
 
 

@@ -15,7 +15,7 @@ from autograder.cli.base import run_then_exit
 # (module, command object) in the order ``grader --help`` lists them.
 COMMANDS = (("check", "check"), ("grade", "grade"), ("grade_all", "grade_all"), ("report", "report"),
             ("gradebook", "gradebook_group"), ("show", "show"), ("template", "template"), ("verify", "verify"),
-            ("release", "release"), ("audit", "audit"))
+            ("release", "release"), ("audit", "audit"), ("new", "new"))
 
 
 class _Commands(click.Group):

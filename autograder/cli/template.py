@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from autograder.cli.base import assignment_named, friendly_errors
@@ -12,6 +14,7 @@ from autograder.cli.base import assignment_named, friendly_errors
 @friendly_errors
 def template(assignment: str) -> None:
     """Regenerate student_template/ASSIGNMENT/ from the reference (solution regions become stubs)."""
+    from autograder.authoring.lint import reference_name_problems
     from autograder.authoring.notebook_template import notebook_path
     from autograder.authoring.template import generate_template
     from autograder.util.paths import display_path
@@ -22,3 +25,7 @@ def template(assignment: str) -> None:
     output_file(notebook_path(spec), "the template notebook")
     folder = generate_template(spec)
     click.echo(f"student template written to {display_path(folder)} and {display_path(notebook_path(spec))}")
+    problems = reference_name_problems(spec)  # a name the template cannot stub: say so now, not at grading time
+    for problem in problems:
+        click.echo(f"warning: {problem}", err=True)
+    sys.exit(1 if problems else 0)

@@ -18,16 +18,10 @@ from autograder.batch.fingerprint import assignment_fingerprint
 from autograder.errors import AssignmentError, WorkerDied
 from autograder.grading.jobs import CheckBatch, Jobs, read_outputs
 from autograder.grading.records import truncate
-from autograder.judge.compare import TOLERANCES
 from autograder.judge.refcache import ReferenceStore
 from autograder.judge.scoring import score_task
 from autograder.judge.verdict import Judge
-from autograder.probe.checks import (
-    Check,
-    collect_checks,
-    helper_sources,
-    load_checks_file,
-)
+from autograder.probe.checks import Check, helper_sources, task_checks
 from autograder.probe.context import derive_seed
 from autograder.reports.results import (
     ERROR,
@@ -116,17 +110,7 @@ class Grader:
     # -- loading ---------------------------------------------------------------------------------------
 
     def _load_checks(self, task: Task) -> list[Check]:
-        if task.checks is None or not task.checks.is_file():
-            raise AssignmentError(f"hidden checks for task {task.id!r} are not part of this installation "
-                                  f"({task.checks}); grading needs the instructor's copy")
-        namespace = load_checks_file(task.checks, f"_checks_{task.id}")
-        checks = [c for c in collect_checks(namespace) if c.task == task.id]
-        if not checks:
-            raise AssignmentError(f"{task.checks} declares no check for task {task.id!r}")
-        for check in checks:
-            if check.tolerance not in TOLERANCES:
-                raise AssignmentError(f"check {check.name}: unknown tolerance {check.tolerance!r}")
-        return checks
+        return task_checks(task.checks, task.id, self.assignment.task_ids)
 
     # -- grading ---------------------------------------------------------------------------------------
 

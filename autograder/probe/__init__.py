@@ -26,12 +26,14 @@ from autograder.probe.gating import gate_failures, gate_values, gate_values_of, 
 from autograder.probe.helpers import kind_of, raised, recording, rows_counter, state_dict_outputs
 from autograder.probe.verifiers import (
     all_of,
+    close_to,
     dtype_is,
     exact_values,
     future_unchanged,
     kind_is,
     rows_sum_to_one,
     select,
+    tensor_is,
     unchanged,
 )
 
@@ -41,5 +43,6 @@ __all__ = [
     "recording", "rows_counter", "run_checks_file", "state_dict_outputs",
     # ready-made verifiers, and the gate that makes a property count only with the right values
     "gate_failures", "gate_values", "gate_values_of", "gated",
-    "all_of", "dtype_is", "exact_values", "future_unchanged", "kind_is", "rows_sum_to_one", "select", "unchanged",
+    "all_of", "close_to", "dtype_is", "exact_values", "future_unchanged", "kind_is", "rows_sum_to_one", "select",
+    "tensor_is", "unchanged",
 ]

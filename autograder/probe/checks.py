@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import sys
 import threading
+import traceback
 import types
 from dataclasses import dataclass
+from difflib import get_close_matches
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from autograder.errors import AssignmentError
 from autograder.probe.context import Context
 
 Outputs = dict[str, Any]
@@ -144,3 +147,55 @@ def load_checks_file(path: Path, name: str) -> dict[str, Any]:
     return run_checks_file(compile(path.read_text(), str(path), "exec"), helpers, name)
 
 
+
+
+def task_checks(path: Path | None, task: str, task_ids: Sequence[str]) -> list[Check]:
+    """Load a task's checks file as the grader does and return the task's checks, refusing what would be lost.
+
+    Args:
+        path: The task's checks file.
+        task: The task's id.
+        task_ids: Every task id of the assignment (the quiz's included).
+
+    Raises:
+        AssignmentError: One line: the file does not exist or fails to load (with the line), a check is bound to a
+            task the assignment does not have (with the nearest id), names an unknown tolerance, or the file
+            declares no check of the task.
+    """
+    if path is None or not path.is_file():
+        raise AssignmentError(f"hidden checks for task {task!r} are not part of this installation ({path}); "
+                              f"grading needs the instructor's copy")
+    try:
+        namespace = load_checks_file(path, f"_checks_{task}")
+    except Exception as exc:  # noqa: BLE001 - the instructor's file: one line saying where and what
+        raise AssignmentError(load_failure(path, exc)) from None
+    from autograder.judge.compare import TOLERANCES  # lazily: the worker side never needs the judge
+
+    checks = collect_checks(namespace)
+    for found in checks:
+        where = f"{path}:{found.probe.__code__.co_firstlineno}"
+        if found.task not in task_ids:
+            close = get_close_matches(found.task, list(task_ids), n=1)
+            fix = f"did you mean {close[0]}?" if close else f"tasks: {', '.join(task_ids)}"
+            raise AssignmentError(f"{where}: @check({found.task!r}) names no task of the assignment (the check "
+                                  f"would never run): {found.task} — {fix}")
+        if found.tolerance not in TOLERANCES:
+            raise AssignmentError(f"{where}: check {found.name} names an unknown tolerance {found.tolerance!r}; "
+                                  f"known: {', '.join(TOLERANCES)}")
+    own = [c for c in checks if c.task == task]
+    if not own:
+        raise AssignmentError(f"{path} declares no check for task {task!r}")
+    return own
+
+
+def load_failure(path: Path, exc: BaseException) -> str:
+    """One line for a checks file (or a helper beside it) that failed to load: the file and line, the error."""
+    line = exc.lineno if isinstance(exc, SyntaxError) else None
+    failed_in = str(exc.filename or path) if isinstance(exc, SyntaxError) else str(path)
+    if line is None:
+        folder = str(path.parent)
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(folder)]
+        if frames:
+            failed_in, line = frames[-1].filename, frames[-1].lineno
+    message = (exc.msg if isinstance(exc, SyntaxError) else str(exc)).splitlines()[0] if str(exc) else ""
+    return f"{failed_in}:{line or '?'}: {type(exc).__name__}: {message}".rstrip(": ")

@@ -1,24 +1,24 @@
 """Ready-made verifiers: properties a check asserts on the student's plain outputs, with messages students read.
 
 A verifier runs in the trusted parent on decoded outputs (``verify(student, reference, ctx)`` yields failure
-messages). Each factory here returns one, so a typical check states its property in a line::
+messages). Each factory here returns one. A property that a constant, an echo of the input or random numbers
+could satisfy is always gated on the task's values (``probe.gating``; docs/WRITING_CHECKS.md), so that blind code
+cannot collect its points::
 
     @check("attention", weight=1, description="rows of the weights sum to 1",
-           verify=rows_sum_to_one("weights"), compare_reference=False)
+           verify=gated(rows_sum_to_one("weights*"), what="scaled_dot_product_attention"), compare_reference=False)
     def rows(impl, ref, ctx):
         q, k, v = ctx.randn(2, 3, 6, 4), ctx.randn(2, 3, 9, 4), ctx.randn(2, 3, 9, 5)
         out, weights = impl.attention.scaled_dot_product_attention(q, k, v)
-        return {"weights": weights}
+        return {**gate_values({"out": out}), "weights": weights}
 
 Outputs are named by the probe; a factory's ``names`` select them: an exact output name, or a prefix ending in
-``*`` for every output whose name starts with it. A property that a constant, an echo of the input or random
-numbers could satisfy earns nothing on its own: give such a check ``compare_reference=True`` too, or pair it with
-:func:`all_of` and a value check, so that blind code cannot collect its points.
+``*`` for every output whose name starts with it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import torch
@@ -151,6 +151,68 @@ def dtype_is(*names: str, dtype: torch.dtype) -> Verifier:
                 yield f"{name} must be a torch.Tensor of dtype {dtype}, got {kind_of(value)}"
             elif value.dtype != dtype:
                 yield f"{name} must have dtype {dtype}, got {value.dtype}"
+
+    return verify
+
+
+def tensor_is(shapes: Mapping[str, tuple[int, ...] | None], *, dtype: torch.dtype | None = None) -> Verifier:
+    """Each named output is a tensor (judged on the decoded value), of this dtype and of its shape: the kind, dtype
+    and shape check of a function's result in one line, with the first problem of each output as its message.
+
+    Args:
+        shapes: Output name -> its expected shape (None: any shape).
+        dtype: The expected dtype (None: any).
+    """
+
+    def verify(student: Outputs, reference: Outputs | None, ctx: Context) -> Iterator[str]:
+        for name, shape in shapes.items():
+            (_, value), = select(student, [name])
+            if type(value) is not torch.Tensor:
+                yield f"{name} must be a torch.Tensor, got {kind_of(value)}"
+            elif dtype is not None and value.dtype != dtype:
+                yield f"{name} must be a {_dtype_words(dtype)} tensor, got {_dtype_kind(value.dtype)} ({value.dtype})"
+            elif shape is not None and tuple(value.shape) != tuple(shape):
+                yield f"{name} must have shape {tuple(shape)}, got {tuple(value.shape)}"
+
+    return verify
+
+
+def _dtype_words(dtype: torch.dtype) -> str:
+    return "bool" if dtype == torch.bool else str(dtype).removeprefix("torch.")
+
+
+def _dtype_kind(dtype: torch.dtype) -> str:
+    """A dtype's family in words, so the message says what kind of mistake it is."""
+    if dtype == torch.bool:
+        return "bool"
+    if dtype.is_floating_point:
+        return "a floating-point dtype"
+    return "a complex dtype" if dtype.is_complex else "an integer dtype"
+
+
+def close_to(name: str, partner: str, *, rtol: float | None = None, atol: float | None = None,
+             what: str = "") -> Verifier:
+    """Output ``name`` equals output ``partner`` within ``atol + rtol * |partner|``: a result the probe computed
+    a second way (e.g. from the student's own weights, or a decoding with and without a cache).
+
+    Args:
+        name: The output to judge.
+        partner: The output it must equal (computed by the probe).
+        rtol: Relative tolerance (default: the ``float32`` tolerance's).
+        atol: Absolute tolerance (default: the ``float32`` tolerance's).
+        what: Words prefixed to the message (what the two outputs should agree on).
+    """
+
+    def verify(student: Outputs, reference: Outputs | None, ctx: Context) -> Iterator[str]:
+        from autograder.judge.compare import TOLERANCES, Tolerance, compare_value  # lazily: the grader side only
+
+        default = TOLERANCES["float32"]
+        tolerance = Tolerance(rtol=default.rtol if rtol is None else rtol, atol=default.atol if atol is None else atol)
+        (_, value), = select(student, [name])
+        (_, expected), = select(student, [partner])
+        message = compare_value(f"{name} (against {partner})", expected, value, tolerance)
+        if message:
+            yield f"{what}: {message}" if what else message
 
     return verify
 

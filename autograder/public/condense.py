@@ -70,6 +70,18 @@ def _same(path: Any, other: Path) -> bool:
         return False
 
 
+def student_frames(excinfo: Any, package_dir: Path) -> list[str]:
+    """The student's functions a failure's traceback passes through, as ``module.qualname`` (``attention.causal_mask``,
+    ``attention.MultiHeadAttention.forward``), outermost first."""
+    frames = []
+    for entry in excinfo.traceback:
+        if _inside(entry.path, package_dir):
+            module = ".".join(Path(str(entry.path)).resolve().relative_to(package_dir.resolve()).with_suffix("").parts)
+            code = entry.frame.code.raw
+            frames.append(f"{module}.{getattr(code, 'co_qualname', code.co_name)}")
+    return list(dict.fromkeys(frames))
+
+
 def _inside(path: Any, folder: Path) -> bool:
     try:
         return folder.resolve() in Path(str(path)).resolve().parents

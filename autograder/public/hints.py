@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from autograder.errors import GraderError
-from autograder.public.outcome import CheckOutcome, PublicTaskResult
+from autograder.public.outcome import FAILING, CheckOutcome, PublicTaskResult
 from autograder.spec.assignment import Assignment
 
 
@@ -18,11 +18,13 @@ def used_tasks(assignment: Assignment, task_id: str) -> list[str]:
 
 
 def dependency_hints(assignment: Assignment, outcome: CheckOutcome, result: PublicTaskResult) -> list[str]:
-    """For a failing task: the tasks it uses that fail (or are not done) too, each to be fixed first."""
+    """For a failing task: the tasks it uses that fail (or are not done) too, each to be fixed first; only those
+    whose functions a failing (or not implemented) test's traceback passes through, so that a hint never names
+    code the test did not reach."""
     if result.status != "failed":
         return []
     status = {t.task: t.status for t in outcome.tasks}
-    used = used_tasks(assignment, result.task)
+    used = [other for other in used_tasks(assignment, result.task) if _reached(assignment, result, other)]
     failing = [other for other in used if status.get(other) in ("failed", "blocked")]
     missing = [other for other in used if status.get(other) == "not implemented"]
     hints = []
@@ -33,6 +35,13 @@ def dependency_hints(assignment: Assignment, outcome: CheckOutcome, result: Publ
         those = "that" if len(missing) == 1 else "those"
         hints.append(f"may be caused by {_join(missing)}, not implemented yet: do {those} first")
     return hints
+
+
+def _reached(assignment: Assignment, result: PublicTaskResult, other: str) -> bool:
+    """Whether a failing test of ``result`` passed through a function (or a method of a class) of task ``other``."""
+    functions = assignment.task(other).functions
+    frames = [frame for test in result.tests if test.status in (*FAILING, "not_implemented") for frame in test.frames]
+    return any(frame == name or frame.startswith(f"{name}.") for frame in frames for name in functions)
 
 
 def _join(names: list[str]) -> str:

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import pytest
 
 RESULTS_ENV = "GRADER_PUBLIC_RESULTS"
-from autograder.public.condense import condense, shorten
+from autograder.public.condense import condense, shorten, student_frames
 
 DETAIL_CHARS = 20000
 _TASK_MARKER = re.compile(r"""mark\.task\(\s*["']([A-Za-z0-9_]+)["']""")
@@ -142,6 +142,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
     else:
         status = "failed"
     summary: list[str] = []
+    package_dir = Path(Settings.config.get("package_dir", "."))
+    frames = student_frames(excinfo, package_dir) if excinfo is not None and status != "passed" else []
     if status == "failed" and excinfo is not None:
         try:
             summary = condense(excinfo, Path(str(item.path)), Path(Settings.config.get("package_dir", ".")))
@@ -151,4 +153,4 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
             summary.insert(0, "the test's setup (a fixture) failed:")
     detail = str(report.longrepr)[:DETAIL_CHARS] if report.failed else ""
     _records.append({"task": task_of(item), "test": item.name, "nodeid": item.nodeid, "status": status,
-                     "summary": summary, "detail": detail})
+                     "summary": summary, "detail": detail, "frames": frames})

@@ -278,7 +278,8 @@ class _Run:
         self.done.add(nodeid)
         task = self.outcome.task(str(event.get("task", "untagged")))
         task.tests.append(TestResult(str(event.get("test", nodeid)), str(event.get("status", "failed")),
-                                     [str(s) for s in event.get("summary", [])], str(event.get("detail", ""))))
+                                     [str(s) for s in event.get("summary", [])], str(event.get("detail", "")),
+                                     [str(f) for f in event.get("frames", [])]))
 
     def _task_done(self, task_id: str) -> None:
         task = self.outcome.task(task_id)

@@ -10,6 +10,14 @@ from pathlib import Path
 
 from autograder.errors import AssignmentError
 from autograder.spec.late import LatePolicy, parse_when, policy_from_table
+from autograder.spec.manifest import (
+    ManifestProblem,
+    forbidden_name_problem,
+    location,
+    missing_file_problem,
+    table,
+    validate,
+)
 from autograder.util.paths import PACKAGE_ROOT
 from autograder.util.tomlio import TOMLDecodeError, load_toml
 
@@ -46,10 +54,10 @@ class Task:
     functions: tuple[str, ...] = ()
     uses: tuple[str, ...] = ()
     checks: Path | None = None
-    timeout: float = 20.0
-    slow: bool = False
+    timeout: float = table("tasks").key("timeout").default
+    slow: bool = table("tasks").key("slow").default
     assets: tuple[str, ...] = ()
-    visibility: str = "visible"
+    visibility: str = table("tasks").key("visibility").default
     check_visibility: tuple[tuple[str, str], ...] = ()
     public_timeout: float | None = None
 
@@ -85,6 +93,21 @@ class Quiz:
 
 
 @dataclass(frozen=True)
+class AuditMinimums:
+    """What ``grader verify`` and ``grader audit`` hold an assignment to (``[audit]`` in the manifest).
+
+    Attributes:
+        min_mistakes: Known mistakes the assignment must have.
+        min_variants: Correct variants it must have.
+        balanced_key: Whether the quiz key must use each letter as often as the others, within one.
+    """
+
+    min_mistakes: int = table("audit").key("min_mistakes").default
+    min_variants: int = table("audit").key("min_variants").default
+    balanced_key: bool = table("audit").key("balanced_key").default
+
+
+@dataclass(frozen=True)
 class Assignment:
     """An assignment as declared in its manifest.
 
@@ -107,6 +130,8 @@ class Assignment:
         stdout_visibility: Whether Gradescope shows the autograder's output (``[gradescope] stdout_visibility``).
         public_timeout: Wall-clock seconds each public test may take in ``grader check`` unless its task or a
             ``time_limit`` marker says otherwise.
+        audit: The minimums of mistakes, variants and key balance (``[audit]``).
+        figure_files: The figure files of ``[figures] files``, relative to the assignment folder.
     """
 
     name: str
@@ -127,6 +152,8 @@ class Assignment:
     late: LatePolicy = field(default_factory=LatePolicy)
     visibility: str = "visible"
     stdout_visibility: str = "hidden"
+    audit: AuditMinimums = field(default_factory=AuditMinimums)
+    figure_files: tuple[str, ...] = ()
 
     @property
     def private_folders(self) -> list[Path]:
@@ -200,41 +227,58 @@ def load_assignment(name: str, root: Path | None = None) -> Assignment:
         known = ", ".join(available_assignments(root)) or "none"
         raise AssignmentError(f"no assignment named {name!r} (available: {known})")
     try:
+        text = manifest_path.read_text(encoding="utf-8")
         data = load_toml(manifest_path)
-    except (OSError, TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, TOMLDecodeError) as exc:
         raise AssignmentError(f"cannot read {manifest_path}: {exc}") from None
     try:
-        return _build(name, folder, data)
+        filled = validate(data, text, manifest_path)
+        _refuse_bad_figure_files(filled, text, manifest_path)
+    except ManifestProblem as exc:
+        raise AssignmentError(str(exc)) from None
+    try:
+        return _build(name, folder, filled, data)
     except (KeyError, TypeError, ValueError) as exc:
         raise AssignmentError(f"{manifest_path}: invalid manifest ({exc})") from None
 
 
-def _build(name: str, folder: Path, data: dict) -> Assignment:
-    meta = data["assignment"]
+def _refuse_bad_figure_files(filled: dict, text: str, path: Path) -> None:
+    """Figure files ship to students: refuse a missing one, or a name the release's leak scan would refuse, now."""
+    for name in (filled["figures"] or {}).get("files", []):
+        problem = missing_file_problem(path, text, "figures", "files", 0, name)
+        if not problem and forbidden_name_problem(name):
+            problem = location(path, text, "figures", "files") + f"[figures] files: {forbidden_name_problem(name)}"
+        if problem:
+            raise ManifestProblem(problem)
+
+
+def _build(name: str, folder: Path, filled: dict, data: dict) -> Assignment:
+    meta = filled["assignment"]
     repo = folder.parent.parent
-    modules = tuple(meta["modules"])
-    tasks = tuple(_build_task(folder, raw) for raw in data.get("tasks", []))
-    quiz = _build_quiz(folder, data["quiz"]) if "quiz" in data else None
+    gradescope = filled["gradescope"] or {key.name: key.default for key in table("gradescope").keys}
+    audit = filled["audit"] or {}
     assignment = Assignment(
         name=name,
-        title=meta.get("title", name),
+        title=meta["title"] or name,
         root=folder,
-        package=meta.get("package", name),
-        modules=modules,
+        package=meta["package"] or name,
+        modules=tuple(meta["modules"]),
         student_files=tuple(meta["student_files"]),
         seed=int(meta["seed"]),
-        reference=(repo / meta.get("reference", f"reference_solutions/{name}")).resolve(),
-        template=(repo / meta.get("template", f"student_template/{name}")).resolve(),
-        public_tests=(folder / meta.get("public_tests", "public_tests")).resolve(),
-        tasks=tasks,
-        quiz=quiz,
-        max_output_bytes=int(meta.get("max_output_bytes", 64 * 1024)),
-        memory_mb=int(meta.get("memory_mb", 2048)),
-        due=parse_when(meta["due"], "[assignment] due") if "due" in meta else None,
+        reference=(repo / (meta["reference"] or f"reference_solutions/{name}")).resolve(),
+        template=(repo / (meta["template"] or f"student_template/{name}")).resolve(),
+        public_tests=(folder / meta["public_tests"]).resolve(),
+        tasks=tuple(_build_task(folder, raw) for raw in filled["tasks"]),
+        quiz=_build_quiz(folder, filled["quiz"]) if filled["quiz"] else None,
+        max_output_bytes=int(meta["max_output_bytes"]),
+        memory_mb=int(meta["memory_mb"]),
+        due=parse_when(meta["due"], "[assignment] due") if meta["due"] is not None else None,
         late=policy_from_table(data.get("late", {})),
-        visibility=str(data.get("gradescope", {}).get("visibility", "visible")),
-        stdout_visibility=str(data.get("gradescope", {}).get("stdout_visibility", "hidden")),
-        public_timeout=float(meta.get("public_timeout", 5.0)),
+        visibility=gradescope["visibility"],
+        stdout_visibility=gradescope["stdout_visibility"],
+        public_timeout=float(meta["public_timeout"]),
+        audit=AuditMinimums(**audit),
+        figure_files=tuple((filled["figures"] or {}).get("files", ())),
     )
     _validate(assignment)
     return assignment
@@ -243,30 +287,30 @@ def _build(name: str, folder: Path, data: dict) -> Assignment:
 def _build_task(folder: Path, raw: dict) -> Task:
     return Task(
         id=raw["id"],
-        title=raw.get("title", raw["id"]),
+        title=raw["title"] or raw["id"],
         points=float(raw["points"]),
-        functions=tuple(raw.get("functions", ())),
-        uses=tuple(raw.get("uses", ())),
+        functions=tuple(raw["functions"]),
+        uses=tuple(raw["uses"]),
         checks=(folder / raw["checks"]).resolve(),
-        timeout=float(raw.get("timeout", 20.0)),
-        slow=bool(raw.get("slow", False)),
-        assets=tuple(raw.get("assets", ())),
-        visibility=str(raw.get("visibility", "visible")),
-        check_visibility=tuple((str(k), str(v)) for k, v in raw.get("check_visibility", {}).items()),
-        public_timeout=float(raw["public_timeout"]) if "public_timeout" in raw else None,
+        timeout=float(raw["timeout"]),
+        slow=raw["slow"],
+        assets=tuple(raw["assets"]),
+        visibility=raw["visibility"],
+        check_visibility=tuple(raw["check_visibility"].items()),
+        public_timeout=float(raw["public_timeout"]) if raw["public_timeout"] is not None else None,
     )
 
 
 def _build_quiz(folder: Path, raw: dict) -> Quiz:
     return Quiz(
-        task_id=raw.get("id", "quiz"),
-        title=raw.get("title", "Quiz"),
+        task_id=raw["id"],
+        title=raw["title"],
         points=float(raw["points"]),
         questions_file=(folder / raw["questions"]).resolve(),
         key_file=(folder / raw["key"]).resolve(),
-        answers_file=raw.get("answers_file", "answers.toml"),
-        feedback=str(raw.get("feedback", "score")),
-        max_blind_score=int(raw["max_blind_score"]) if "max_blind_score" in raw else None,
+        answers_file=raw["answers_file"],
+        feedback=raw["feedback"],
+        max_blind_score=raw["max_blind_score"],
     )
 
 

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 
+from autograder.spec.manifest import table as manifest_table
+
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|hour|hours|d|day|days)\s*$", re.IGNORECASE)
 _PENALTY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*(?:/|per\s+)\s*(day|d|hour|h)\s*$", re.IGNORECASE)
 _PERCENT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
@@ -145,9 +147,10 @@ def policy_from_table(table: dict[str, object]) -> LatePolicy:
     Raises:
         ValueError: If a key is unknown or a value cannot be read.
     """
-    unknown = sorted(set(table) - {"penalty", "grace", "cap", "last_accepted"})
+    known = [key.name for key in manifest_table("late").keys]  # the manifest's schema declares them
+    unknown = sorted(set(table) - set(known))
     if unknown:
-        raise ValueError(f"[late] has unknown keys {unknown}; known: penalty, grace, cap, last_accepted")
+        raise ValueError(f"[late] has unknown keys {unknown}; known: {', '.join(known)}")
     rate, period = parse_penalty(table["penalty"], "[late] penalty") if "penalty" in table else (0.0, 86400)
     return LatePolicy(
         rate=rate, period_seconds=period,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from autograder.errors import AssignmentError
 from autograder.spec.assignment import Assignment
+from autograder.spec.manifest import location
 from autograder.util.tomlio import TOMLDecodeError, load_toml
 
 MUTATION_FOLDERS = {"mistakes": "hidden/mistakes", "variants": "hidden/variants"}
@@ -63,8 +64,10 @@ def load_mutations(assignment: Assignment, which: str, present_tasks_only: bool 
     mutations: list[Mutation] = []
     for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
         try:
-            mutations += [_build(entry) for entry in load_toml(path).get("mutation", [])]
-        except (OSError, TOMLDecodeError, KeyError, TypeError) as exc:
+            text = path.read_text(encoding="utf-8")
+            mutations += [_build(entry, path, text, index)
+                          for index, entry in enumerate(load_toml(path).get("mutation", []))]
+        except (OSError, UnicodeDecodeError, TOMLDecodeError, KeyError, TypeError) as exc:
             raise AssignmentError(f"{path}: {exc}") from None
     ids = [m.id for m in mutations]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
@@ -78,8 +81,24 @@ def load_mutations(assignment: Assignment, which: str, present_tasks_only: bool 
     return mutations
 
 
-def _build(entry: dict) -> Mutation:
-    edits = entry.get("edits") or [{"file": entry["file"], "old": entry["old"], "new": entry["new"]}]
+_ONE_EDIT = ("file", "old", "new")
+_KEYS = {"id", "task", "hint", "description", "diagnose", "edits", *_ONE_EDIT}
+
+
+def _build(entry: dict, path: Path, text: str, index: int) -> Mutation:
+    where = location(path, text, "mutation", None, index)
+    name = entry.get("id", f"number {index + 1}")
+    unknown = sorted(set(entry) - _KEYS)
+    if unknown:
+        raise AssignmentError(f"{where}mutation {name!r} has unknown keys {unknown}; known: {', '.join(sorted(_KEYS))}")
+    single = [key for key in _ONE_EDIT if key in entry]
+    if "edits" in entry and single:
+        raise AssignmentError(f"{where}mutation {name!r} has both {'/'.join(single)} and [[mutation.edits]]; keep "
+                              f"one form (move the single edit into [[mutation.edits]])")
+    if "edits" not in entry and len(single) != len(_ONE_EDIT):
+        missing = [key for key in _ONE_EDIT if key not in entry]
+        raise AssignmentError(f"{where}mutation {name!r} needs {', '.join(missing)} (or [[mutation.edits]])")
+    edits = entry.get("edits") or [{key: entry[key] for key in _ONE_EDIT}]
     return Mutation(
         id=entry["id"],
         task=entry.get("task", ""),

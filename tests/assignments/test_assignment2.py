@@ -174,7 +174,7 @@ def test_reference_regions_are_inside_function_bodies_only():
 
 
 def test_enough_mutations_with_distinct_hints():
-    assert len(MISTAKES) >= 15 and len(VARIANTS) >= 5
+    assert len(MISTAKES) >= ASSIGNMENT.audit.min_mistakes and len(VARIANTS) >= ASSIGNMENT.audit.min_variants
     assert all(m.task in CHECKS and m.hint and m.description for m in MISTAKES)
     assert {m.task for m in MISTAKES} == set(CHECKS), "every code task has known mistakes"
     hints = [m.hint for m in MISTAKES]

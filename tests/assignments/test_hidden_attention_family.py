@@ -73,7 +73,7 @@ def test_the_mask_type_is_judged_on_the_decoded_value_not_on_a_reported_name():
     reference = {**right, **pattern}
     spoof = {"causal_mask(1)": Foreign("assignment3.attention.Tensor"), "causal_mask(6)": torch.ones(6, 6), **pattern}
     messages = list(check.verify(spoof, reference, Context(1)))
-    assert messages == ["causal_mask(1) must return a torch.Tensor, got assignment3.attention.Tensor",
+    assert messages == ["causal_mask(1) must be a torch.Tensor, got assignment3.attention.Tensor",
                         "causal_mask(6) must be a bool tensor, got a floating-point dtype (torch.float32)"]
     assert list(check.verify(reference, reference, Context(1))) == []
     blind = {name: torch.zeros_like(mask) for name, mask in reference.items()}  # bool, (n, n), all False

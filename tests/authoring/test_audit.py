@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from autograder.authoring.audit import CAUGHT, FULL, judge, render_audit, run_audit, tasks_to_grade
-from autograder.reports.results import GradeReport, TaskResult
+from autograder.reports.results import CheckResult, GradeReport, TaskResult
 from autograder.spec.assignment import available_assignments, load_assignment
 from autograder.spec.mutation import Edit, Mutation, load_mutations
 
@@ -24,6 +24,15 @@ def test_a_mistake_is_caught_only_when_its_own_task_loses_points():
     assert judge(MISTAKE, "mistake", report(attention=(3, 10), causal_mask=(4, 4))).verdict == CAUGHT
     assert judge(MISTAKE, "mistake", report(attention=(10, 10), causal_mask=(4, 4))).verdict == "ESCAPED"
     assert judge(MISTAKE, "mistake", report(attention=(3, 10), causal_mask=(0, 4))).verdict == "COLLATERAL"
+
+
+def test_an_escaped_mistake_names_the_checks_that_ran_and_passed():
+    graded = report(attention=(10, 10))
+    graded.tasks[0].checks = [CheckResult("attention.values", "", 2, "passed"),
+                              CheckResult("attention.rows", "", 1, "passed")]
+    row = judge(MISTAKE, "mistake", graded)
+    assert row.verdict == "ESCAPED" and row.detail == "passed 2 checks: attention.values, attention.rows"
+    assert "attention.values" in render_audit([row], 0.0)
 
 
 def test_a_variant_must_keep_every_point():
@@ -45,7 +54,7 @@ def test_tasks_are_graded_when_their_files_are_or_import_an_edited_file():
 def test_audit_catches_every_mistake_and_keeps_every_variant(name):
     assignment = load_assignment(name)
     mistakes, variants = load_mutations(assignment, "mistakes"), load_mutations(assignment, "variants")
-    assert len(mistakes) >= 15 and len(variants) >= 5
+    assert len(mistakes) >= assignment.audit.min_mistakes and len(variants) >= assignment.audit.min_variants
     rows = run_audit(assignment, jobs=2)
     table = render_audit(rows, 0.0)
     print(table)

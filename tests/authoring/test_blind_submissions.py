@@ -14,7 +14,7 @@ from torch import nn
 from autograder.authoring import blind_runtime as rt
 from autograder.authoring.audit import BlindRow, render_blind, run_blind
 from autograder.authoring.blind import BLIND_KINDS, blind_module_source, write_blind_package
-from autograder.spec.assignment import load_assignment
+from autograder.spec.assignment import available_assignments, load_assignment
 
 
 def attend(q, k, v, causal=False):
@@ -88,7 +88,7 @@ def test_blind_module_source_refuses_unknown_kinds():
         blind_module_source("", "m", [], "", "sideways", "pkg")
 
 
-@pytest.mark.parametrize("name", ["assignment2", "assignment3"])
+@pytest.mark.parametrize("name", available_assignments())
 def test_every_task_function_of_a_blind_package_is_replaced(name, tmp_path):
     assignment = load_assignment(name)
     package = write_blind_package(assignment, "zeros", tmp_path / assignment.package)
@@ -113,7 +113,7 @@ def test_the_blind_table_names_what_paid():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["assignment2", "assignment3"])
+@pytest.mark.parametrize("name", available_assignments())
 def test_every_blind_submission_scores_zero_on_every_task(name):
     rows = run_blind(load_assignment(name), jobs=2)
     table = render_blind(rows)

@@ -34,7 +34,7 @@ def test_verify_passes_on_every_assignment(name: str) -> None:
     pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
     verification = verify_assignment(load_assignment(name))
     assert verification.ok, render_verification(verification)
-    assert [f.name for f in verification.findings] == ["quiz key", "student template",
+    assert [f.name for f in verification.findings] == ["authoring", "quiz key", "student template",
                                                        "reference scores full marks", "template scores 0"]
 
 
@@ -190,4 +190,4 @@ def test_grader_verify_reports_missing_hidden_checks_as_a_problem(assignment_cop
     shutil.rmtree(assignment_copy.root / "hidden" / "checks")
     verification = verify_assignment(assignment_copy)
     assert not verification.ok
-    assert any(p.startswith("grading: hidden checks for task") for p in verification.problems)
+    assert any(p.startswith("authoring: hidden checks for task") for p in verification.problems)

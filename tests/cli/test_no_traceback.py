@@ -56,6 +56,7 @@ def bad_inputs(tmp_path: Path) -> dict[str, list[list[str]]]:
         "verify": [["nope"]],
         "release": [["nope"], ["assignment3", "--out", str(file), "--no-verify"]],
         "audit": [["nope"], ["assignment3", "--jobs", "0"]],
+        "new": [["2fast"], ["assignment3"]],
     }
 
 

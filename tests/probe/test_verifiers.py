@@ -8,12 +8,14 @@ import torch
 from autograder.probe import (
     Context,
     all_of,
+    close_to,
     dtype_is,
     exact_values,
     future_unchanged,
     kind_is,
     rows_sum_to_one,
     select,
+    tensor_is,
     unchanged,
 )
 
@@ -79,3 +81,27 @@ def test_unchanged_and_exact_values_and_all_of():
     assert "expected 1" in messages(exact_values({"rows": 1}), {"rows": True})[0]
     both = all_of(exact_values({"rows": 10}), kind_is("rows", int, "a Python int"))
     assert len(messages(both, {"rows": 9.0})) == 2
+
+
+def test_tensor_is_judges_kind_then_dtype_then_shape():
+    verifier = tensor_is({"mask(2)": (2, 2), "mask(3)": (3, 3), "any": None}, dtype=torch.bool)
+    right = {"mask(2)": torch.ones(2, 2, dtype=torch.bool), "mask(3)": torch.ones(3, 3, dtype=torch.bool),
+             "any": torch.ones(5, dtype=torch.bool)}
+    assert messages(verifier, right) == []
+    wrong = {"mask(2)": [[True]], "mask(3)": torch.ones(3, 3), "any": torch.ones(5, dtype=torch.int64)}
+    assert messages(verifier, wrong) == ["mask(2) must be a torch.Tensor, got list",
+                                         "mask(3) must be a bool tensor, got a floating-point dtype (torch.float32)",
+                                         "any must be a bool tensor, got an integer dtype (torch.int64)"]
+    shaped = {**right, "mask(3)": torch.ones(3, 2, dtype=torch.bool)}
+    assert messages(verifier, shaped) == ["mask(3) must have shape (3, 3), got (3, 2)"]
+    assert messages(tensor_is({"x": (2,)}), {"x": torch.zeros(2, dtype=torch.int8)}) == []  # no dtype asked
+
+
+def test_close_to_compares_two_outputs_of_the_probe():
+    outputs = {"cached": torch.tensor([1.0, 2.0]), "recomputed": torch.tensor([1.0, 2.00001]),
+               "off": torch.tensor([1.0, 2.5])}
+    assert messages(close_to("cached", "recomputed"), outputs) == []
+    [message] = messages(close_to("off", "recomputed", what="decoding with a cache"), outputs)
+    assert message.startswith("decoding with a cache: off (against recomputed): ")
+    assert messages(close_to("off", "recomputed", atol=0.6), outputs) == []
+    assert messages(close_to("cached", "recomputed", rtol=0.0, atol=0.0), outputs) != []

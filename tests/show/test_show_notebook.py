@@ -22,7 +22,7 @@ from autograder.show.inline import Shown
 from autograder.show.panel import DRAWN, PLACEHOLDER
 from autograder.show.render import Rendered
 from autograder.show.run import ProbeResult, RunOutcome
-from autograder.spec.assignment import load_assignment
+from autograder.spec.assignment import available_assignments, load_assignment
 from autograder.submission.notebook.read import Cell
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "submission"))
@@ -198,7 +198,7 @@ def test_outside_a_kernel_the_history_is_never_read(tmp_path, monkeypatch):
 # -- the generated notebook ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["assignment2", "assignment3"])
+@pytest.mark.parametrize("name", [n for n in available_assignments() if load_assignment(n).figure_files])
 def test_the_generated_notebook_ends_by_showing_the_figures(name):
     cells = json.loads(notebook_path(load_assignment(name)).read_text(encoding="utf-8"))["cells"]
     heading, code = cells[-2:]

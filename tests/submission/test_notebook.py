@@ -18,7 +18,7 @@ from autograder.authoring.notebook_template import notebook_drift, notebook_path
 from autograder.batch.discover import discover
 from autograder.cli import main
 from autograder.errors import NotebookError
-from autograder.spec.assignment import Assignment, load_assignment
+from autograder.spec.assignment import Assignment, available_assignments, load_assignment
 from autograder.submission.notebook.extract import extract, extract_notebook
 from autograder.submission.notebook.read import Cell, neutralise, notebook_cells, read_notebook
 from autograder.submission.package import prepare_submission, submission_digest
@@ -304,13 +304,13 @@ def test_grader_check_shows_what_it_extracted(filled3: dict, tmp_path: Path) -> 
 # -- the generated student notebook --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["assignment3", "assignment2"])
+@pytest.mark.parametrize("name", available_assignments())
 def test_the_committed_notebook_is_a_fresh_generation(name: str) -> None:
     pytest.importorskip("nbgrader")
     assert notebook_drift(load_assignment(name)) == [], f"run `grader template {name}` and commit the notebook"
 
 
-@pytest.mark.parametrize("name", ["assignment3", "assignment2"])
+@pytest.mark.parametrize("name", available_assignments())
 def test_the_notebook_has_a_stub_per_function_a_check_per_task_and_the_quiz(name: str) -> None:
     spec = load_assignment(name)
     nb = json.loads(notebook_path(spec).read_text())

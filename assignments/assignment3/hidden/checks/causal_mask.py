@@ -7,31 +7,12 @@ pattern (probe.gated): an all-False or all-True bool tensor of the right shape e
 
 import torch
 
-from autograder.probe import check, gate_values, gated, kind_of
+from autograder.probe import check, gate_values, gated, tensor_is
 
 LENGTHS = (1, 2, 5, 11)
 
 
-def _dtype_kind(mask):
-    dtype = getattr(mask, "dtype", None)
-    if dtype == torch.bool:
-        return "bool"
-    if isinstance(dtype, torch.dtype):
-        if dtype.is_floating_point:
-            return "a floating-point dtype"
-        return "a complex dtype" if dtype.is_complex else "an integer dtype"
-    return f"no tensor dtype ({type(mask).__name__})"
-
-
-def _mask_types(student, reference, ctx):
-    for n in (1, 6):
-        mask = student.get(f"causal_mask({n})")
-        if type(mask) is not torch.Tensor:
-            yield f"causal_mask({n}) must return a torch.Tensor, got {kind_of(mask)}"
-        elif mask.dtype != torch.bool:
-            yield f"causal_mask({n}) must be a bool tensor, got {_dtype_kind(mask)} ({mask.dtype})"
-        elif tuple(mask.shape) != (n, n):
-            yield f"causal_mask({n}) must have shape ({n}, {n}), got {tuple(mask.shape)}"
+_mask_types = tensor_is({f"causal_mask({n})": (n, n) for n in (1, 6)}, dtype=torch.bool)
 
 
 @check("causal_mask", weight=1, verify=gated(_mask_types, what="causal_mask"), compare_reference=False,

@@ -1,0 +1,101 @@
+"""Authoring mistakes ``grader verify`` finds before grading: each one line naming the file and the fix."""
+
+from __future__ import annotations
+
+import ast
+from difflib import get_close_matches
+from pathlib import Path
+
+from autograder.errors import GraderError
+from autograder.probe.checks import task_checks
+from autograder.spec.assignment import MANIFEST, Assignment
+from autograder.spec.manifest import location
+from autograder.spec.mutation import load_mutations
+from autograder.spec.quiz import load_key, load_questions
+
+LETTERS = "abcd"
+
+
+def lint_assignment(assignment: Assignment) -> list[str]:
+    """Every authoring problem of the assignment, one line each (none when it is sound)."""
+    return (checks_problems(assignment) + reference_name_problems(assignment) + mutation_problems(assignment)
+            + key_balance_problems(assignment))
+
+
+def checks_problems(assignment: Assignment) -> list[str]:
+    """Each task's checks file exists, loads, binds every check to a task that exists, names known tolerances."""
+    problems = []
+    for task in assignment.tasks:
+        try:
+            task_checks(task.checks, task.id, assignment.task_ids)
+        except GraderError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def reference_name_problems(assignment: Assignment) -> list[str]:
+    """Every ``functions`` and ``uses`` entry names a function or class defined at the top of its reference
+    module."""
+    manifest = assignment.root / MANIFEST
+    text = manifest.read_text(encoding="utf-8")
+    defined = {module: _top_level_names(assignment.reference / f"{module}.py") for module in assignment.modules}
+    problems = []
+    for index, task in enumerate(assignment.tasks):
+        for key, names in (("functions", task.functions), ("uses", task.uses)):
+            for qualified in names:
+                module, _, name = qualified.partition(".")
+                known = defined.get(module)
+                if known is None or name in known:
+                    continue
+                close = get_close_matches(name, sorted(known), n=1)
+                fix = f"did you mean {module}.{close[0]}?" if close else \
+                    f"define it in {assignment.reference / f'{module}.py'} or fix the name"
+                problems.append(f"{location(manifest, text, 'tasks', key, index)}task {task.id!r} {key}: "
+                                f"{qualified} is not defined in the reference — {fix}")
+    return problems
+
+
+def _top_level_names(path: Path) -> set[str] | None:
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return None  # the reference's own problem, reported when verify grades it
+    names = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                   ast.ClassDef))}
+    names |= {target.id for node in tree.body if isinstance(node, ast.Assign) for target in node.targets
+              if isinstance(target, ast.Name)}
+    return names
+
+
+def mutation_problems(assignment: Assignment) -> list[str]:
+    """Mistakes and variants load (one form per mutation, known tasks) and meet the ``[audit]`` minimums."""
+    problems = []
+    minimums = {"mistakes": assignment.audit.min_mistakes, "variants": assignment.audit.min_variants}
+    for which, minimum in minimums.items():
+        try:
+            count = len(load_mutations(assignment, which))
+        except GraderError as exc:
+            problems.append(str(exc))
+            continue
+        if count < minimum:
+            folder = assignment.root / "hidden" / which
+            problems.append(f"{folder}: {count} {which}, the audit needs at least {minimum}; add more, or lower "
+                            f"[audit] min_{which} in {MANIFEST}")
+    return problems
+
+
+def key_balance_problems(assignment: Assignment) -> list[str]:
+    """With ``[audit] balanced_key``, the quiz key uses each letter as often as the others, within one."""
+    if assignment.quiz is None or not assignment.audit.balanced_key:
+        return []
+    try:
+        questions, key = load_questions(assignment.quiz), load_key(assignment.quiz)
+    except GraderError:
+        return []  # reported by the quiz key finding
+    letters = [key[q.id]["answer"] for q in questions if q.id in key]
+    counts = {letter: letters.count(letter) for letter in LETTERS}
+    if max(counts.values()) - min(counts.values()) <= 1:
+        return []
+    shown = ", ".join(f"{letter} {n}" for letter, n in counts.items())
+    return [f"{assignment.quiz.key_file}: the key is unbalanced ({shown}); move answers between letters so each is "
+            f"used as often as the others within one, or set [audit] balanced_key = false in {MANIFEST}"]

@@ -1,0 +1,23 @@
+"""`grader new`: scaffold a complete assignment to start from."""
+
+from __future__ import annotations
+
+import click
+
+from autograder.cli.base import friendly_errors
+
+
+@click.command()
+@click.argument("name")
+@friendly_errors
+def new(name: str) -> None:
+    """Scaffold assignments/NAME/ (every manifest key commented), its reference and its student template."""
+    from autograder.authoring.scaffold import new_assignment
+    from autograder.spec.assignment import assignments_root
+    from autograder.util.paths import display_path
+
+    root = assignments_root()
+    written = new_assignment(name, root)
+    click.echo(f"{len(written)} files written: {display_path(root / name)}, "
+               f"{display_path(root.parent / 'reference_solutions' / name)} and the student template")
+    click.echo(f"next: edit them, then `grader verify {name}`, `grader audit {name}`, `grader release {name}`")

@@ -1,0 +1,124 @@
+"""`grader verify` lints authoring: each mistake an instructor can make is one line naming the file and the fix."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from autograder.authoring.verify import check_authoring
+from autograder.cli import main
+from autograder.errors import AssignmentError
+from autograder.probe.checks import task_checks
+from autograder.spec.assignment import Assignment, load_assignment
+
+
+def _edit(path: Path, old: str, new: str, count: int = 1) -> None:
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, count))
+
+
+def _problems(assignment: Assignment) -> list[str]:
+    reloaded = load_assignment(assignment.name, root=assignment.root.parent)
+    finding = check_authoring(reloaded)
+    assert not finding.ok
+    assert all("\n" not in line for line in finding.details)
+    return finding.details
+
+
+def test_the_real_assignments_lint_clean():
+    from autograder.spec.assignment import available_assignments
+
+    for name in available_assignments():
+        assert check_authoring(load_assignment(name)).ok, name
+
+
+def test_a_check_bound_to_a_misspelt_task_is_named_with_the_near_miss(assignment_copy):
+    checks = assignment_copy.root / "hidden" / "checks" / "causal_mask.py"
+    _edit(checks, '@check("causal_mask", weight=2', '@check("causal_masks", weight=2')
+    [problem] = _problems(assignment_copy)
+    assert re.fullmatch(rf"{re.escape(str(checks))}:\d+: @check\('causal_masks'\) names no task of the assignment "
+                        r"\(the check would never run\): causal_masks — did you mean causal_mask\?", problem), problem
+    # the grader loads checks through the same function: it refuses the file instead of dropping the check
+    with pytest.raises(AssignmentError, match="did you mean causal_mask"):
+        task_checks(checks, "causal_mask", assignment_copy.task_ids)
+
+
+def test_a_checks_file_that_fails_to_import_is_one_line_with_its_line(assignment_copy):
+    checks = assignment_copy.root / "hidden" / "checks" / "head_split.py"
+    _edit(checks, "import torch\n", "import torch\nimport tourch\n")
+    [problem] = _problems(assignment_copy)
+    line = checks.read_text().splitlines().index("import tourch") + 1
+    assert problem == f"{checks}:{line}: ModuleNotFoundError: No module named 'tourch'"
+
+
+def test_a_checks_file_with_a_syntax_error_is_one_line(assignment_copy):
+    checks = assignment_copy.root / "hidden" / "checks" / "head_split.py"
+    _edit(checks, "import torch\n", "import torch\ndef broken(:\n")
+    [problem] = _problems(assignment_copy)
+    assert problem.startswith(f"{checks}:") and "SyntaxError" in problem
+
+
+def test_an_unknown_tolerance_is_named(assignment_copy):
+    checks = assignment_copy.root / "hidden" / "checks" / "causal_mask.py"
+    _edit(checks, 'tolerance="exact"', 'tolerance="exactly"')
+    [problem] = _problems(assignment_copy)
+    assert "unknown tolerance 'exactly'; known: float32, deep, exact, angles" in problem
+
+
+@pytest.mark.parametrize("key, old, new, fix", [
+    ("functions", '"attention.split_heads", "attention.merge_heads"]',
+     '"attention.split_head", "attention.merge_heads"]', "did you mean attention.split_heads?"),
+    ("uses", 'uses = ["attention.MultiHeadAttention"]', 'uses = ["attention.MultiHeadAttn"]',
+     "did you mean attention.MultiHeadAttention?"),
+])
+def test_a_manifest_name_missing_from_the_reference_is_named(assignment_copy, key, old, new, fix):
+    manifest = assignment_copy.root / "assignment.toml"
+    _edit(manifest, old, new)
+    problems = [p for p in _problems(assignment_copy) if "is not defined in the reference" in p]
+    assert len(problems) == 1 and problems[0].startswith(f"{manifest}:") and f" {key}: " in problems[0]
+    assert problems[0].endswith(fix)
+
+
+def test_a_mutation_with_both_forms_is_refused(assignment_copy):
+    mistakes = assignment_copy.root / "hidden" / "mistakes" / "attention_family.toml"
+    _edit(mistakes, 'new = "return torch.triu(torch.ones(n, n), diagonal=1)"\n',
+          'new = "return torch.triu(torch.ones(n, n), diagonal=1)"\n[[mutation.edits]]\nfile = "attention.py"\n'
+          'old = "x"\nnew = "y"\n')
+    [problem] = _problems(assignment_copy)
+    assert re.fullmatch(rf"{re.escape(str(mistakes))}:\d+: mutation 'causal_mask_float' has both file/old/new and "
+                        r"\[\[mutation.edits\]\]; keep one form .*", problem), problem
+
+
+def test_too_few_mutations_for_the_audit_minimums(assignment_copy):
+    manifest = assignment_copy.root / "assignment.toml"
+    manifest.write_text(manifest.read_text() + "\n[audit]\nmin_mistakes = 500\nmin_variants = 500\n")
+    problems = _problems(assignment_copy)
+    assert [p.split(": ", 1)[1] for p in problems] == [
+        "110 mistakes, the audit needs at least 500; add more, or lower [audit] min_mistakes in assignment.toml",
+        "26 variants, the audit needs at least 500; add more, or lower [audit] min_variants in assignment.toml"]
+
+
+def test_an_unbalanced_quiz_key_is_refused_unless_the_manifest_allows_it(assignment_copy):
+    key = assignment_copy.root / "hidden" / "quiz_key.toml"
+    text = key.read_text()
+    key.write_text(re.sub(r'answer = "[abd]"', 'answer = "c"', text, count=3))
+    [problem] = _problems(assignment_copy)
+    assert problem.startswith(f"{key}: the key is unbalanced (") and "balanced_key = false" in problem
+    manifest = assignment_copy.root / "assignment.toml"
+    manifest.write_text(manifest.read_text() + "\n[audit]\nbalanced_key = false\n")
+    assert check_authoring(load_assignment("assignment3", root=assignment_copy.root.parent)).ok
+
+
+def test_verify_prints_the_problem_and_grades_nothing(assignment_copy):
+    checks = assignment_copy.root / "hidden" / "checks" / "causal_mask.py"
+    _edit(checks, '@check("causal_mask", weight=2', '@check("causal_masks", weight=2')
+    result = CliRunner().invoke(main, ["verify", "assignment3"],
+                                env={"GRADER_ASSIGNMENTS": str(assignment_copy.root.parent)})
+    assert result.exit_code == 1, result.output
+    assert "FAIL  authoring" in result.output and "did you mean causal_mask?" in result.output
+    assert "not graded: fix the authoring problems first" in result.output
+    assert "Traceback" not in result.output

@@ -1,0 +1,58 @@
+"""`grader new NAME` scaffolds an assignment that verify, audit and release accept as it is."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from autograder.authoring.scaffold import SOURCE
+from autograder.cli import main
+from autograder.spec.manifest import SCHEMA
+
+
+def _grader(root: Path, *args: str):
+    return CliRunner().invoke(main, list(args), env={"GRADER_ASSIGNMENTS": str(root / "assignments")})
+
+
+def test_the_scaffold_manifest_shows_every_key_of_the_schema():
+    text = (SOURCE / "assignment.toml.tmpl").read_text()
+    for spec in SCHEMA:
+        assert re.search(rf"^#? ?\[{re.escape(spec.header[1:-1])}\]", text, re.M), spec.header
+        for key in spec.keys:
+            assert re.search(rf"^#? ?{key.name} = ", text, re.M), f"{spec.header} {key.name}"
+
+
+def test_new_refuses_a_bad_or_taken_name_in_one_line(tmp_path):
+    (tmp_path / "assignments" / "taken").mkdir(parents=True)
+    for name, message in (("2fast", "cannot name an assignment: use a Python identifier"),
+                          ("taken", "taken already exists; choose another name or remove it")):
+        result = _grader(tmp_path, "new", name)
+        assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.slow
+def test_a_new_assignment_verifies_audits_and_releases_as_it_is(tmp_path):
+    (tmp_path / "assignments").mkdir()
+    created = _grader(tmp_path, "new", "demo101")
+    assert created.exit_code == 0, created.output
+    assert (tmp_path / "student_template" / "demo101.ipynb").is_file()
+    verified = _grader(tmp_path, "verify", "demo101")
+    assert verified.exit_code == 0 and "verified: ready to release" in verified.output, verified.output
+    audited = _grader(tmp_path, "audit", "demo101", "--jobs", "1")
+    assert audited.exit_code == 0, audited.output
+    assert "mistakes caught only in their task: 1 / 1" in audited.output and "variants with full marks: 1 / 1" in \
+        audited.output and "blind submissions scoring 0 on their task: 6 / 6" in audited.output
+    released = _grader(tmp_path, "release", "demo101", "--no-verify", "--out", str(tmp_path / "release"))
+    assert released.exit_code == 0, released.output
+    shipped = tmp_path / "release" / "demo101-student" / "assignments" / "demo101"
+    assert sorted(p.name for p in shipped.iterdir()) == ["STUDENT_README.md", "assignment.toml", "figures",
+                                                         "public_tests", "quiz.toml"]
+    # the instructor's next step: a function the reference does not define is named by `grader template` at once
+    manifest = tmp_path / "assignments" / "demo101" / "assignment.toml"
+    manifest.write_text(manifest.read_text().replace('functions = ["ops.softmax"]', 'functions = ["ops.sofmax"]'))
+    templated = _grader(tmp_path, "template", "demo101")
+    assert templated.exit_code == 1 and "student template written" in templated.stdout, templated.output
+    assert templated.stderr.startswith(f"warning: {manifest}:") and "did you mean ops.softmax?" in templated.stderr
