@@ -15,8 +15,13 @@ def new(name: str) -> None:
     from autograder.authoring.scaffold import new_assignment
     from autograder.spec.assignment import assignments_root
     from autograder.util.paths import display_path
+    from autograder.util.targets import output_folder
 
     root = assignments_root()
+    for folder, what in ((root / name, "the assignment's folder"),
+                         (root.parent / "reference_solutions" / name, "the reference's folder"),
+                         (root.parent / "student_template" / name, "the template's folder")):
+        output_folder(folder, what)  # all three before the first file is written: no half-made assignment
     written = new_assignment(name, root)
     click.echo(f"{len(written)} files written: {display_path(root / name)}, "
                f"{display_path(root.parent / 'reference_solutions' / name)} and the student template")

@@ -97,7 +97,7 @@ def assert_refused(result, option: str, args: list[str]) -> None:  # noqa: ANN00
 
 def test_every_writing_command_refuses_each_bad_target_before_working(tmp_path: Path) -> None:
     cases = writing_invocations(tmp_path)
-    assert sorted([*cases, "template", *NOT_WRITING]) == sorted(every_command()), \
+    assert sorted([*cases, "template", "new", *NOT_WRITING]) == sorted(every_command()), \
         "a command that writes has no bad-target cases here (or one that does not write is not listed)"
     for command, invocations in cases.items():
         for option, extra in invocations:
@@ -121,6 +121,16 @@ def test_template_refuses_a_bad_template_folder(tmp_path: Path) -> None:
             "[assignment]\n", f'[assignment]\nreference = "{REFERENCE}"\ntemplate = "{target}"\n', 1))
         result = CliRunner().invoke(main, ["template", "assignment3"], env={"GRADER_ASSIGNMENTS": str(root)})
         assert_refused(result, "the template folder", ["template", str(target)])
+
+
+def test_new_refuses_a_bad_assignments_folder(tmp_path: Path) -> None:
+    """`grader new` writes beside ``$GRADER_ASSIGNMENTS``: every bad place for it is refused before a file is written."""
+    (tmp_path / "a-file").write_text("a file, not a folder\n")
+    for target in bad_folders(tmp_path, "assignments"):
+        before = sorted(tmp_path.rglob("*"))
+        result = CliRunner().invoke(main, ["new", "demo"], env={"GRADER_ASSIGNMENTS": str(target)})
+        assert_refused(result, "the assignment's folder", ["new", str(target)])
+        assert sorted(tmp_path.rglob("*")) == before, "a file was written before the refusal"
 
 
 def test_show_refuses_its_default_folder_when_it_is_a_file(tmp_path: Path) -> None:
