@@ -118,7 +118,7 @@ def _child(items: list[Any], fd: int, run_item: Callable[[Any, Any], dict[str, A
     status = 0
     try:
         os.setpgid(0, 0)
-        _die_with_parent()
+        die_with_parent()
         for other in close_in_child:
             os.close(other)
         for index, item in enumerate(items):
@@ -136,8 +136,8 @@ def _child(items: list[Any], fd: int, run_item: Callable[[Any, Any], dict[str, A
         os._exit(status)
 
 
-def _die_with_parent() -> None:
-    """Linux: the fork dies with the worker, so killing the worker never leaves a test running."""
+def die_with_parent() -> None:
+    """Linux: this process dies with its parent, so killing a worker never leaves a session or a test running."""
     if not sys.platform.startswith("linux"):
         return
     try:
