@@ -292,6 +292,8 @@ class _Run:
     def _recover(self, code: int | None, state: _WorkerState) -> bool:
         """Record what the stopped session was doing; True when nothing is left that another session could do."""
         how = "did not answer" if state.overrun else _exit_words(code)
+        if not state.ready and not self.worker.fresh:
+            return False  # a kept worker that died since the last check: a new one starts the session again
         if not state.ready:
             self.outcome.crashed = (f"the public tests could not start (the worker {how}): "
                                     + (log_tail(self.log) or self.worker.log_tail()))

@@ -56,6 +56,7 @@ class WarmWorker:
         self.starts = 0  # how many worker processes this object started (a benchmark and the tests read it)
         self.session: subprocess.Popen[bytes] | None = None  # without fork: the session's own process
         self.channel = -1  # the read end of the current session's events (warm)
+        self.fresh = False  # whether the current session runs on a worker started for it
 
     @property
     def pid(self) -> int | None:
@@ -72,7 +73,8 @@ class WarmWorker:
         """
         if not warm_available():
             return self._open_process(settings, tmp, import_root)
-        if self.pid is None:
+        self.fresh = self.pid is None
+        if self.fresh:
             self.discard()
             self._start()
         read_end, write_end = os.pipe()
@@ -177,6 +179,7 @@ class WarmWorker:
                 stderr=log, stdin=subprocess.DEVNULL, env=worker_environment(import_root), cwd=str(tmp),
                 start_new_session=True)
         self.starts += 1
+        self.fresh = True
         assert self.session.stdout is not None
         return self.session.stdout.fileno()
 
