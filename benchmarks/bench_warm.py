@@ -19,6 +19,7 @@ under a load above 2 a figure is marked and not counted as a target met (benchma
 from __future__ import annotations
 
 import argparse
+import os
 import queue
 import re
 import shutil
@@ -121,7 +122,7 @@ def bench_notebook(assignment: Assignment, task: str, repeat: int) -> list[str]:
     from jupyter_client.manager import start_new_kernel
 
     module = assignment.task(task).functions[0].split(".")[0]
-    manager, client = start_new_kernel(kernel_name="python3", extra_env={"PYTHONPATH": str(ROOT)})
+    manager, client = start_new_kernel(kernel_name="python3", env={**os.environ, "PYTHONPATH": str(ROOT)})
     seconds, loads = [], []
     try:
         def run(code: str) -> str:

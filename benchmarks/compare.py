@@ -50,7 +50,9 @@ def export(commit: str, folder: Path) -> Path:
     folder.mkdir(parents=True)
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", commit], capture_output=True)
     if archive.returncode != 0:
-        sys.exit(f"error: git archive {commit}: {archive.stderr.decode(errors='replace').strip()}")
+        print(f"error: no commit {commit!r} to export ({archive.stderr.decode(errors='replace').strip()})",
+              file=sys.stderr)
+        sys.exit(2)
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
     return folder
 
@@ -127,7 +129,8 @@ def main() -> None:
     names = [n.strip() for n in args.only.split(",") if n.strip()]
     unknown = [n for n in names if n not in COMMANDS]
     if unknown:
-        sys.exit(f"error: no command {unknown[0]!r} to compare; commands: {', '.join(COMMANDS)}")
+        print(f"error: no command {unknown[0]!r} to compare; commands: {', '.join(COMMANDS)}", file=sys.stderr)
+        sys.exit(2)
     work = Path(tempfile.mkdtemp(prefix="bench-compare-"))
     try:
         commits = {"A": Commit("A", args.a, work, args.assignment), "B": Commit("B", args.b, work, args.assignment)}

@@ -102,9 +102,10 @@ def watched_files(assignment: Assignment, package: Path, notebook: Path | None) 
     return [package / name for name in assignment.student_files]
 
 
-def saves(files: list[Path], poll: float = POLL_SECONDS) -> Iterator[list[Path]]:
-    """Yield the files that changed, each time some did and then stayed still for one poll (an editor's save)."""
-    stamps = file_stamps(files)
+def saves(files: list[Path], stamps: dict[Path, tuple[int, int]], poll: float = POLL_SECONDS
+          ) -> Iterator[list[Path]]:
+    """Yield the files that changed since ``stamps``, each time some did and then stayed still for one poll (an
+    editor's save)."""
     while True:
         time.sleep(poll)
         now = file_stamps(files)
@@ -148,11 +149,12 @@ def watch(assignment: Assignment, path: Path | None, selected: list[str] | None,
     try:
         with checked_work(assignment, path, show_extracted) as (package, notebook, notes):
             files = watched_files(assignment, package, notebook)
+            stamps = file_stamps(files)  # before the first check: a save while it runs is a save
             before = code_digests(assignment, package)
             check_and_print(assignment, package, notebook, notes, selected, write, verbose, worker)
         write(f"\nwatching {len(files)} file{'s' if len(files) != 1 else ''} of {files[0].parent} for saves "
               "(Ctrl-C to stop)\n")
-        for changed in saves(files, poll):
+        for changed in saves(files, stamps, poll):
             with checked_work(assignment, path, show_extracted) as (package, notebook, notes):
                 after = code_digests(assignment, package)
                 tasks = [t for t in tasks_to_rerun(assignment, before, after) if selected is None or t in selected]
