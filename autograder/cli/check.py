@@ -28,7 +28,7 @@ def check(assignment: str, path: Path | None, tasks: tuple[str, ...], verbose: b
     the quiz answers' format."""
     from autograder.public.notebook import checked_work
     from autograder.public.runner import select_tasks
-    from autograder.public.watch import check_and_print, watch as watch_work
+    from autograder.public.watch import check_and_print, watch_and_check
 
     spec = assignment_named(assignment)
     selected = select_tasks(spec, tasks)
@@ -37,7 +37,7 @@ def check(assignment: str, path: Path | None, tasks: tuple[str, ...], verbose: b
         click.echo(text, nl=False)
 
     if watch:
-        watch_work(spec, path, selected, write, verbose=verbose, show_extracted=show_extracted)
+        watch_and_check(spec, path, selected, write, verbose=verbose, show_extracted=show_extracted)
         return
     with checked_work(spec, path, show_extracted) as (package, notebook, notes):
         outcome = check_and_print(spec, package, notebook, notes, selected, write, verbose=verbose)

@@ -21,9 +21,9 @@ from typing import Any, Callable
 from autograder.errors import GraderError
 from autograder.public.hints import add_dependency_hints
 from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskResult, TestResult
+from autograder.public.warm import WarmWorker, log_tail
 from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import check_format, load_questions, read_answers
-from autograder.public.warm import WarmWorker, log_tail
 from autograder.submission.package import find_package
 
 STARTUP_SECONDS = 120.0  # importing torch on a busy laptop

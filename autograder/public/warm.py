@@ -73,16 +73,16 @@ class WarmWorker:
         """
         if not warm_available():
             return self._open_process(settings, tmp, import_root)
-        self.fresh = self.pid is None
-        if self.fresh:
+        requests = self.requests
+        self.fresh = self.pid is None or requests is None
+        if self.pid is None or requests is None:
             self.discard()
-            self._start()
+            requests = self._start()
         read_end, write_end = os.pipe()
         request = dict(settings, cwd=str(tmp), log=str(tmp / "worker.log"), import_root=str(import_root),
                        pycache=str(self.folder / "pycache"))
         try:
-            assert self.requests is not None
-            socket.send_fds(self.requests, [(json.dumps(request) + "\n").encode()], [write_end])
+            socket.send_fds(requests, [(json.dumps(request) + "\n").encode()], [write_end])
         except OSError:  # the worker died since: the session reads end of file and is recovered like a crash
             pass
         finally:
@@ -136,7 +136,8 @@ class WarmWorker:
 
     # -- the process -------------------------------------------------------------------------------------
 
-    def _start(self) -> None:
+    def _start(self) -> socket.socket:
+        """Start a worker process; the socket its requests go to."""
         ours, theirs = socket.socketpair()
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
@@ -146,6 +147,7 @@ class WarmWorker:
         theirs.close()
         self.requests = ours
         self.starts += 1
+        return ours
 
     def _ended(self, seconds: float) -> int | None:
         """Wait for the worker's ``ended`` reply to the current session; its exit code (None: no reply in time)."""
@@ -173,23 +175,25 @@ class WarmWorker:
 
     def _open_process(self, settings: dict[str, Any], tmp: Path, import_root: Path) -> int:
         """Without fork: the session is a process of its own, started for this check alone."""
+        read_end, write_end = os.pipe()
         with open(tmp / "worker.log", "ab") as log:
             self.session = subprocess.Popen(
-                [sys.executable, "-m", "autograder.public.worker", json.dumps(settings)], stdout=subprocess.PIPE,
+                [sys.executable, "-m", "autograder.public.worker", json.dumps(settings)], stdout=write_end,
                 stderr=log, stdin=subprocess.DEVNULL, env=worker_environment(import_root), cwd=str(tmp),
                 start_new_session=True)
+        os.close(write_end)
         self.starts += 1
         self.fresh = True
-        assert self.session.stdout is not None
-        return self.session.stdout.fileno()
+        self.channel = read_end
+        return read_end
 
     def _kill_session(self, forks: list[int]) -> int | None:
         session, self.session = self.session, None
-        assert session is not None
+        self._close_channel()
+        if session is None:
+            return None
         _kill_groups([session.pid, *forks])
         session.wait()
-        if session.stdout is not None:
-            session.stdout.close()
         return session.returncode
 
 

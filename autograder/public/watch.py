@@ -132,7 +132,7 @@ def check_and_print(assignment: Assignment, package: Path, notebook: Path | None
     return run_public_tests(assignment, package, selected=selected, listener=printer, worker=worker)
 
 
-def watch(assignment: Assignment, path: Path | None, selected: list[str] | None, write: Write,
+def watch_and_check(assignment: Assignment, path: Path | None, selected: list[str] | None, write: Write,
           verbose: bool = False, show_extracted: Path | None = None, poll: float = POLL_SECONDS) -> None:
     """Check once, then re-check what each save changed, on one warm worker, until Ctrl-C.
 

@@ -47,7 +47,7 @@ class _BrokenModule(types.ModuleType):
 
 
 def main() -> None:
-    """Serve sessions (``--serve FD``) or run one session (``SETTINGS_JSON``); end without the interpreter's teardown."""
+    """Serve sessions (``--serve FD``) or run one (``SETTINGS_JSON``); end without the interpreter's teardown."""
     devnull = os.open(os.devnull, os.O_RDWR)
     if sys.argv[1] == "--serve":
         os.dup2(devnull, 1)

@@ -26,7 +26,7 @@ def test_a_figure_measured_under_load_is_never_a_target_met() -> None:
 
 
 def test_the_warm_benchmarks_save_changes_the_syntax_tree_not_the_behaviour(assignment3, tmp_path: Path) -> None:
-    path, source = function_source(assignment3, assignment3.reference, "causal_mask")
+    _, source = function_source(assignment3, assignment3.reference, "causal_mask")
     once = toggled(source)
     assert once != source and toggled(once) == source
     namespace: dict = {"torch": torch}

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from test_check_robustness import REPO, copy_assignment, work_from_reference  # beside these tests
 
 from autograder.public.outcome import CheckOutcome
 from autograder.public.render import Printer
@@ -22,7 +23,6 @@ from autograder.public.runner import run_public_tests
 from autograder.public.warm import WarmWorker
 from autograder.public.watch import code_digests, tasks_to_rerun
 from autograder.spec.assignment import Assignment, load_assignment
-from test_check_robustness import REPO, copy_assignment, work_from_reference  # beside these tests
 
 BROKEN_MASK = ("diagonal=1)", "diagonal=0)")  # causal_mask then masks the diagonal too: its tests fail
 
