@@ -153,14 +153,24 @@ def _write(fd: int, message: dict[str, Any]) -> None:
         view = view[os.write(fd, view):]
 
 
-def _receive(run: _Run, chunk: bytes, limit_of: Callable[[Any], float], send: Callable[[dict[str, Any]], None]) -> None:
-    run.buffer += chunk
-    while b"\n" in run.buffer:
-        line, run.buffer = run.buffer.split(b"\n", 1)
+def split_events(buffer: bytes) -> tuple[list[dict[str, Any]], bytes]:
+    """The complete JSON lines at the start of ``buffer`` (a line that is not a JSON object is skipped), and the rest.
+    """
+    events = []
+    while b"\n" in buffer:
+        line, buffer = buffer.split(b"\n", 1)
         try:
-            message = json.loads(line)
+            event = json.loads(line)
         except ValueError:
             continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events, buffer
+
+
+def _receive(run: _Run, chunk: bytes, limit_of: Callable[[Any], float], send: Callable[[dict[str, Any]], None]) -> None:
+    messages, run.buffer = split_events(run.buffer + chunk)
+    for message in messages:
         if "start" in message:
             run.current = int(message["start"])
             item = run.items[run.current]

@@ -8,7 +8,6 @@ answering is killed with its worker, and a new one runs without what the first a
 
 from __future__ import annotations
 
-import json
 import os
 import selectors
 import signal
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from autograder.errors import GraderError
+from autograder.public.forks import split_events
 from autograder.public.hints import add_dependency_hints
 from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskResult, TestResult
 from autograder.public.warm import WarmWorker, log_tail
@@ -176,13 +176,8 @@ class _Run:
                 chunk = os.read(channel, 1 << 16)
                 if not chunk:
                     return False
-                buffer += chunk
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
-                    try:
-                        event = json.loads(line)
-                    except ValueError:
-                        continue
+                events, buffer = split_events(buffer + chunk)
+                for event in events:
                     state.last = time.monotonic()
                     if self._handle(event, state):
                         return True

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from autograder.public.forks import split_events
 from autograder.util.paths import PACKAGE_ROOT
 
 ENDED_SECONDS = 2.0  # a session that sent ``done`` is reaped by the worker within this
@@ -153,12 +154,8 @@ class WarmWorker:
         """Wait for the worker's ``ended`` reply to the current session; its exit code (None: no reply in time)."""
         deadline = time.monotonic() + seconds
         while self.requests is not None:
-            while b"\n" in self.replies:
-                line, self.replies = self.replies.split(b"\n", 1)
-                try:
-                    reply = json.loads(line)
-                except ValueError:
-                    continue
+            replies, self.replies = split_events(self.replies)
+            for reply in replies:
                 if reply.get("event") == "ended":
                     return int(reply["code"])
             left = deadline - time.monotonic()
