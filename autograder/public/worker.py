@@ -112,7 +112,9 @@ def _reply(requests: socket.socket, event: dict[str, Any]) -> None:
 
 def run_session(settings: dict[str, Any], channel: int) -> None:
     """Import the student's modules, run the selected public tests and report events on ``channel``; never return."""
-    os.chdir(settings.get("cwd") or os.getcwd())
+    if settings.get("cwd"):  # a served session: where ``python -m`` in that folder would start
+        os.chdir(settings["cwd"])
+        sys.path[0] = settings["cwd"]
     if settings.get("log"):
         log = os.open(settings["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         os.dup2(log, 2)
