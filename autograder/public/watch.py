@@ -152,8 +152,8 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
             stamps = file_stamps(files)  # before the first check: a save while it runs is a save
             before = code_digests(assignment, package)
             check_and_print(assignment, package, notebook, notes, selected, write, verbose, worker)
-        write(f"\nwatching {len(files)} file{'s' if len(files) != 1 else ''} of {files[0].parent} for saves "
-              "(Ctrl-C to stop)\n")
+        watched = files[0] if len(files) == 1 else f"the {len(files)} files of {files[0].parent}"
+        write(f"\nwatching {watched} for saves (Ctrl-C to stop)\n")
         for changed in saves(files, stamps, poll):
             with checked_work(assignment, path, show_extracted) as (package, notebook, notes):
                 after = code_digests(assignment, package)

@@ -155,7 +155,7 @@ def test_watch_reruns_on_a_save_what_changed_and_stops_on_ctrl_c(tmp_path: Path)
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         lines = Lines(process.stdout)
-        first = "".join(lines.until(r"^watching 6 files of .* for saves \(Ctrl-C to stop\)$"))
+        first = "".join(lines.until(r"^watching the 6 files of .* for saves \(Ctrl-C to stop\)$"))
         assert first.count("passed") == 3, first
         edit(package / "attention.py", *BROKEN_MASK)
         assert lines.until(r"saved") == ["\n", "attention.py saved: re-running causal_mask, attention\n"]
