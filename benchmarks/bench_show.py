@@ -27,7 +27,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TARGET_SECONDS = 20.0
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from figures import figure, load_now  # noqa: E402
+
+TARGET_SECONDS = 20.0  # the first target of grader show
+COLD_TARGET_SECONDS = 4.0  # the reference, cold, on two cores: start-ups overlapped
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -101,7 +106,9 @@ def main() -> None:
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())})")
     runs = []
     with tempfile.TemporaryDirectory(prefix="bench-show-") as scratch:
+        loads = []
         for index in range(args.repeat):
+            loads.append(load_now())
             run = run_once(args.assignment, path, Path(scratch) / f"run-{index}")
             runs.append(run)
             print(f"  run {index + 1}: {run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU (all processes), largest process {run['largest_mb']:.0f} MB, "
@@ -110,8 +117,9 @@ def main() -> None:
     cpu = statistics.median(r["cpu"] for r in runs)
     tree = statistics.median(r["tree_mb"] for r in runs)
     largest = max(r["largest_mb"] for r in runs)
-    verdict = "meets" if wall <= TARGET_SECONDS else "misses"
-    print(f"median wall {wall:.1f} s ({verdict} the {TARGET_SECONDS:g} s target), CPU {cpu:.1f} s; peak memory: largest process "
+    print(figure("median wall", wall, " s", TARGET_SECONDS, max(loads)))
+    print(figure("median wall against the cold target", wall, " s", COLD_TARGET_SECONDS, max(loads)))
+    print(f"CPU {cpu:.1f} s; peak memory: largest process "
           f"{largest:.0f} MB, whole tree {tree:.0f} MB (median); load average now "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

@@ -46,48 +46,82 @@ MEMORY_TARGET_MB = 600.0
 
 # -- the floor (runs in its own fresh process) -----------------------------------------------------------------
 
-def run_floor(assignment_name: str, submission: Path) -> dict[str, float]:
-    """Import torch, run every hidden check's probe on the submission and the reference, compare; no sandbox.
+class Floor:
+    """The least work grading can do, in this process: torch, the reference and the checks loaded once (no sandbox).
 
     Args:
         assignment_name: The assignment.
-        submission: The student's package folder (or a folder holding it).
-
-    Returns:
-        Checks passed, checks run and the seconds of the checks alone.
     """
-    import torch  # noqa: F401 - the floor pays torch's import like every grader does
 
-    from autograder.grading.grader import _load_assets
-    from autograder.judge.verdict import Judge
-    from autograder.probe.checks import collect_checks, load_checks_file
-    from autograder.probe.context import derive_seed
-    from autograder.reports.results import ERROR, CheckResult
-    from autograder.spec.assignment import load_assignment
-    from autograder.spec.reference import load_package
+    def __init__(self, assignment_name: str) -> None:
+        import torch  # noqa: F401 - the floor pays torch's import like every grader does
 
-    assignment = load_assignment(assignment_name)
-    package = submission / assignment.package if (submission / assignment.package).is_dir() else submission
-    reference = load_package(assignment.reference, "_floor_reference", assignment.modules)
-    student = load_package(package, "_floor_student", assignment.modules)
-    assets = _load_assets(assignment.root / "hidden" / "assets")
-    judge = Judge(assignment, reference, assets, [], Path(tempfile.gettempdir()))
-    passed = ran = 0
-    started = time.perf_counter()
-    for task in assignment.tasks:
-        namespace = load_checks_file(task.checks, f"_floor_checks_{task.id}")
-        for check in (c for c in collect_checks(namespace) if c.task == task.id):
+        from autograder.grading.grader import _load_assets
+        from autograder.judge.verdict import Judge
+        from autograder.probe.checks import collect_checks, load_checks_file
+        from autograder.spec.assignment import load_assignment
+        from autograder.spec.reference import load_package
+
+        self.assignment = load_assignment(assignment_name)
+        reference = load_package(self.assignment.reference, "_floor_reference", self.assignment.modules)
+        assets = _load_assets(self.assignment.root / "hidden" / "assets")
+        self.judge = Judge(self.assignment, reference, assets, [], Path(tempfile.gettempdir()))
+        self.checks = []
+        for task in self.assignment.tasks:
+            namespace = load_checks_file(task.checks, f"_floor_checks_{task.id}")
+            self.checks += [c for c in collect_checks(namespace) if c.task == task.id]
+        self.loaded = 0
+
+    def run(self, submission: Path) -> dict[str, float]:
+        """Import the submission's modules (each on its own: a broken one costs its own checks), run every check's
+        probe on it and on the reference, compare.
+
+        Returns:
+            Checks passed, checks run and the seconds of this submission (its import and its checks).
+        """
+        import importlib
+
+        from autograder.errors import AssignmentError
+        from autograder.probe.context import derive_seed
+        from autograder.reports.results import ERROR, CheckResult
+        from autograder.spec.reference import load_package
+
+        started = time.perf_counter()
+        assignment = self.assignment
+        package = submission / assignment.package if (submission / assignment.package).is_dir() else submission
+        self.loaded += 1
+        name = f"_floor_student{self.loaded}"
+        try:
+            student = load_package(package, name, ())
+        except AssignmentError:
+            return {"passed": 0, "checks": 0, "seconds": time.perf_counter() - started}
+        for module in assignment.modules:
+            try:
+                importlib.import_module(f"{name}.{module}")
+            except Exception:  # noqa: BLE001 - a broken module: its checks fail below, as in grading
+                pass
+        passed = ran = 0
+        for check in self.checks:
             seed = derive_seed(assignment.seed, check.name)
             ran += 1
             try:  # pinned state, probe, and the outputs through the transport, as a worker sends them
-                actual = judge.run_reference_probe(check, seed, student)
+                actual = self.judge.run_reference_probe(check, seed, student)
             except Exception:  # noqa: BLE001 - an unsolved function: nothing to compare
                 continue
-            result = judge.judge(check, seed, actual, CheckResult(check.name, "", check.weight, ERROR, seed=seed))
+            result = self.judge.judge(check, seed, actual, CheckResult(check.name, "", check.weight, ERROR, seed=seed))
             passed += result.status == "passed"
             if result.status != "passed" and os.environ.get("FLOOR_DEBUG"):
                 print(check.name, result.message, file=sys.stderr)
-    return {"passed": passed, "checks": ran, "seconds": time.perf_counter() - started}
+        return {"passed": passed, "checks": ran, "seconds": time.perf_counter() - started}
+
+
+def run_floor(assignment_name: str, submission: Path) -> dict[str, float]:
+    """Import torch, run every hidden check's probe on the submission and the reference, compare; no sandbox.
+
+    Returns:
+        Checks passed, checks run and the seconds of the submission alone (its import and its checks).
+    """
+    return Floor(assignment_name).run(submission)
 
 
 # -- measuring ------------------------------------------------------------------------------------------------

@@ -16,28 +16,34 @@ from autograder.cli.base import assignment_named, friendly_errors
 @click.option("--task", "tasks", multiple=True, metavar="ID",
               help="Run only this task's public tests (repeatable); the quiz's format is always checked.")
 @click.option("--verbose", "-v", is_flag=True, help="Also show pytest's full output of each failing test.")
+@click.option("--watch", is_flag=True,
+              help="Keep checking: after each save, re-run the tasks whose functions changed and those that use "
+                   "them (Ctrl-C to stop).")
 @click.option("--show-extracted", type=click.Path(path_type=Path), metavar="DIR",
               help="For a notebook: also write the package files the grader extracts from it into DIR.")
 @friendly_errors
-def check(assignment: str, path: Path | None, tasks: tuple[str, ...], verbose: bool,
+def check(assignment: str, path: Path | None, tasks: tuple[str, ...], verbose: bool, watch: bool,
           show_extracted: Path | None) -> None:
     """Run the public tests on your work (default: ./ASSIGNMENT; a package, a zip or a .ipynb notebook) and check
     the quiz answers' format."""
     from autograder.public.notebook import checked_work
-    from autograder.public.outcome import CheckOutcome
-    from autograder.public.render import Printer
-    from autograder.public.runner import run_public_tests, select_tasks
+    from autograder.public.runner import select_tasks
+    from autograder.public.watch import check_and_print, watch_and_check
     from autograder.util.targets import output_folder
 
     spec = assignment_named(assignment)
     selected = select_tasks(spec, tasks)
     if show_extracted is not None:
         output_folder(show_extracted, "--show-extracted")
+
+    def write(text: str) -> None:
+        click.echo(text, nl=False)
+
+    if watch:
+        watch_and_check(spec, path, selected, write, verbose=verbose, show_extracted=show_extracted)
+        return
     with checked_work(spec, path, show_extracted) as (package, notebook, notes):
-        click.echo("".join(f"note: {note}\n" for note in notes), nl=False)
-        printer = Printer(spec, lambda text: click.echo(text, nl=False), verbose=verbose)
-        printer.header(CheckOutcome(package=notebook or package))
-        outcome = run_public_tests(spec, package, selected=selected, listener=printer)
+        outcome = check_and_print(spec, package, notebook, notes, selected, write, verbose=verbose)
     if show_extracted is not None and notebook is not None:
         click.echo(f"extracted package written to {show_extracted}")
     sys.exit(0 if outcome.ok else 1)

@@ -118,7 +118,7 @@ def _child(items: list[Any], fd: int, run_item: Callable[[Any, Any], dict[str, A
     status = 0
     try:
         os.setpgid(0, 0)
-        _die_with_parent()
+        die_with_parent()
         for other in close_in_child:
             os.close(other)
         for index, item in enumerate(items):
@@ -136,8 +136,8 @@ def _child(items: list[Any], fd: int, run_item: Callable[[Any, Any], dict[str, A
         os._exit(status)
 
 
-def _die_with_parent() -> None:
-    """Linux: the fork dies with the worker, so killing the worker never leaves a test running."""
+def die_with_parent() -> None:
+    """Linux: this process dies with its parent, so killing a worker never leaves a session or a test running."""
     if not sys.platform.startswith("linux"):
         return
     try:
@@ -153,14 +153,24 @@ def _write(fd: int, message: dict[str, Any]) -> None:
         view = view[os.write(fd, view):]
 
 
-def _receive(run: _Run, chunk: bytes, limit_of: Callable[[Any], float], send: Callable[[dict[str, Any]], None]) -> None:
-    run.buffer += chunk
-    while b"\n" in run.buffer:
-        line, run.buffer = run.buffer.split(b"\n", 1)
+def split_events(buffer: bytes) -> tuple[list[dict[str, Any]], bytes]:
+    """The complete JSON lines at the start of ``buffer`` (a line that is not a JSON object is skipped), and the rest.
+    """
+    events = []
+    while b"\n" in buffer:
+        line, buffer = buffer.split(b"\n", 1)
         try:
-            message = json.loads(line)
+            event = json.loads(line)
         except ValueError:
             continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events, buffer
+
+
+def _receive(run: _Run, chunk: bytes, limit_of: Callable[[Any], float], send: Callable[[dict[str, Any]], None]) -> None:
+    messages, run.buffer = split_events(run.buffer + chunk)
+    for message in messages:
         if "start" in message:
             run.current = int(message["start"])
             item = run.items[run.current]

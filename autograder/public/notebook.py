@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import shutil
 import tempfile
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.errors import NotebookError, SubmissionError
+from autograder.public.warm import WarmWorker
 from autograder.spec.assignment import Assignment
 from autograder.submission.notebook.extract import (
     Extraction,
@@ -104,6 +106,18 @@ def notebook_extraction(assignment: Assignment, path: Path | None = None) -> Ext
     return extraction
 
 
+_kernel_worker: WarmWorker | None = None  # the warm worker every check_notebook() of this kernel reuses
+
+
+def kernel_worker() -> WarmWorker:
+    """This kernel's warm worker, started by the first check; it ends with the kernel."""
+    global _kernel_worker
+    if _kernel_worker is None:
+        _kernel_worker = WarmWorker()
+        atexit.register(_kernel_worker.close)
+    return _kernel_worker
+
+
 def check_notebook(assignment: str, task: str | None = None, path: str | Path | None = None,
                    show_extracted: str | Path | None = None) -> Any:
     """Run the public tests (one task's, or all) on this notebook's definitions and print the table.
@@ -137,5 +151,5 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
         if show_extracted is not None:
             write_package(extraction, Path(show_extracted))
         selected = [] if quiz_only else (None if task is None else [task])
-        outcome = run_public_tests(spec, package, selected=selected, listener=printer)
+        outcome = run_public_tests(spec, package, selected=selected, listener=printer, worker=kernel_worker())
     return outcome

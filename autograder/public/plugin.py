@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,6 +28,7 @@ class Settings:
     send: Callable[[dict[str, Any]], None] = staticmethod(lambda event: None)
     broken: dict[str, str] = {}  # student module -> the text of the ImportError its stand-in raises
     channel_fd: int = -1
+    end: Callable[[], None] = staticmethod(lambda: None)  # the worker's session ends here, without pytest's ending
 
 
 _records: list[dict[str, Any]] = []
@@ -74,6 +76,21 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
                    "blocked_by": blocked_by[:1], "message": shorten(error, 300), "detail": text[:DETAIL_CHARS]})
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session: pytest.Session) -> Any:
+    """A warm worker keeps the public tests' assertion-rewritten bytecode (never the student's) between sessions."""
+    cache = Settings.config.get("pycache")
+    if not cache:
+        yield
+        return
+    before = sys.pycache_prefix, sys.dont_write_bytecode
+    sys.pycache_prefix, sys.dont_write_bytecode = cache, False
+    try:
+        yield
+    finally:
+        sys.pycache_prefix, sys.dont_write_bytecode = before
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> bool:
     """Run the collected tests of the selected tasks, one fork per task, in the manifest's task order."""
@@ -99,6 +116,7 @@ def pytest_runtestloop(session: pytest.Session) -> bool:
     else:
         _run_in_process(ordered)
     Settings.send({"event": "done"})  # grader check need not wait for pytest's own ending
+    Settings.end()
     return True
 
 

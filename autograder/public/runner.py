@@ -1,19 +1,16 @@
 """``grader check``: run the public tests on a student's work in a worker process, and check the quiz's format.
 
-The worker (autograder.public.worker) imports torch and the student's modules once and runs each task's tests
-in a fork with a wall clock per test; this side only reads its events, so a hang or a crash costs one test
-(or one module, when it happens at import time), never the run: a worker that stops answering is killed and
-started again without what it already did.
+A session of the warm worker (autograder.public.warm, autograder.public.worker) imports the student's modules
+once and runs each task's tests in a fork with a wall clock per test; this side only reads its events, so a hang
+or a crash costs one test (or one module, when it happens at import time), never the run: a session that stops
+answering is killed with its worker, and a new one runs without what the first already did.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import selectors
 import signal
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -21,12 +18,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from autograder.errors import GraderError
+from autograder.public.forks import split_events
 from autograder.public.hints import add_dependency_hints
 from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskResult, TestResult
+from autograder.public.warm import WarmWorker, log_tail
 from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import check_format, load_questions, read_answers
 from autograder.submission.package import find_package
-from autograder.util.paths import PACKAGE_ROOT
 
 STARTUP_SECONDS = 120.0  # importing torch on a busy laptop
 SILENCE_SECONDS = 15.0  # the worker sends a heartbeat every second while tests run
@@ -71,7 +69,8 @@ Listener = Callable[[str, CheckOutcome, Any], None]
 
 
 def run_public_tests(assignment: Assignment, package: Path, selected: list[str] | None = None,
-                     listener: Listener | None = None, jobs: int | None = None) -> CheckOutcome:
+                     listener: Listener | None = None, jobs: int | None = None,
+                     worker: WarmWorker | None = None) -> CheckOutcome:
     """Run the public tests against ``package`` and check the quiz's format.
 
     Args:
@@ -81,6 +80,7 @@ def run_public_tests(assignment: Assignment, package: Path, selected: list[str] 
         listener: Called as ``listener(kind, outcome, value)`` on ``imports`` (the import problems are known),
             ``task`` (a task finished; value: its result) and ``end``.
         jobs: Task processes at once (default: default_jobs()).
+        worker: A warm worker to run the session on and keep (default: one started and closed for this check).
 
     Returns:
         Per-task outcomes, import problems and the quiz format check.
@@ -91,10 +91,15 @@ def run_public_tests(assignment: Assignment, package: Path, selected: list[str] 
     outcome.tasks = [PublicTaskResult(t.id) for t in chosen]
     _check_quiz(assignment, package, outcome)
     if chosen:
-        with tempfile.TemporaryDirectory(prefix="grader-check-") as tmp:
-            ids = [t.id for t in chosen] + ([] if selected is not None else ["untagged"])
-            run = _Run(assignment, package, Path(tmp), ids, jobs or default_jobs(), outcome, notify)
-            run.execute()
+        own = worker is None
+        worker = worker or WarmWorker()
+        try:
+            with tempfile.TemporaryDirectory(prefix="grader-check-") as tmp:
+                ids = [t.id for t in chosen] + ([] if selected is not None else ["untagged"])
+                _Run(assignment, package, Path(tmp), ids, jobs or default_jobs(), outcome, notify, worker).execute()
+        finally:
+            if own:
+                worker.close()
     else:
         notify("imports", outcome, None)
     add_dependency_hints(assignment, outcome)
@@ -103,16 +108,17 @@ def run_public_tests(assignment: Assignment, package: Path, selected: list[str] 
 
 
 class _Run:
-    """One ``grader check`` run: starts the worker (again after a hang or crash) and turns its events into results."""
+    """One ``grader check`` run: runs sessions (again after a hang or crash) and turns their events into results."""
 
     def __init__(self, assignment: Assignment, package: Path, tmp: Path, selected: list[str], jobs: int,
-                 outcome: CheckOutcome, notify: Listener) -> None:
+                 outcome: CheckOutcome, notify: Listener, worker: WarmWorker) -> None:
         self.assignment = assignment
         self.tmp = tmp
         self.selected = selected
         self.jobs = jobs
         self.outcome = outcome
         self.notify = notify
+        self.worker = worker
         self.import_root = _importable_root(assignment, package, tmp)
         self.broken: dict[str, str] = {}  # module -> why a worker could not import it (hang, crash)
         self.done: set[str] = set()  # node ids with a result
@@ -143,30 +149,23 @@ class _Run:
                 "task_order": [t.id for t in self.assignment.tasks], "limits": limits, "jobs": self.jobs}
 
     def _attempt(self) -> bool:
-        """Run one worker until it is done (True) or stops early (False: run another without what it did)."""
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(self.import_root), str(PACKAGE_ROOT)]),
-                   PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
-                   OBJC_DISABLE_INITIALIZE_FORK_SAFETY="YES", OMP_NUM_THREADS="1")
-        env.pop("PYTEST_ADDOPTS", None)
-        with open(self.log, "ab") as log:
-            process = subprocess.Popen([sys.executable, "-m", "autograder.public.worker", json.dumps(self._settings())],
-                                       stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, env=env,
-                                       cwd=str(self.tmp), start_new_session=True)
+        """Run one session until it is done (True) or stops early (False: run another without what it did)."""
         state = _WorkerState(started=time.monotonic(), import_limit=self.assignment.public_timeout)
+        channel = self.worker.open(self._settings(), self.tmp, self.import_root)
         try:
-            finished = self._follow(process, state)
-        finally:
-            _stop(process, state.forks)
+            finished = self._follow(channel, state)
+        except BaseException:  # Ctrl-C or an error here: nothing of this session may outlive the check
+            self.worker.abandon(state.forks)
+            raise
         if finished:
+            self.worker.finished()
             return True
-        return self._recover(process, state)
+        return self._recover(self.worker.abandon(state.forks), state)
 
-    def _follow(self, process: subprocess.Popen[bytes], state: _WorkerState) -> bool:
-        if process.stdout is None:  # never with stdout=PIPE; a worker without output cannot be followed
-            return False
+    def _follow(self, channel: int, state: _WorkerState) -> bool:
         buffer = b""
         with selectors.DefaultSelector() as selector:
-            selector.register(process.stdout, selectors.EVENT_READ)
+            selector.register(channel, selectors.EVENT_READ)
             while True:
                 timeout = state.deadline() - time.monotonic()
                 if timeout <= 0:
@@ -174,16 +173,11 @@ class _Run:
                     return False
                 if not selector.select(timeout=min(timeout, 1.0)):
                     continue
-                chunk = os.read(process.stdout.fileno(), 1 << 16)
+                chunk = os.read(channel, 1 << 16)
                 if not chunk:
                     return False
-                buffer += chunk
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
-                    try:
-                        event = json.loads(line)
-                    except ValueError:
-                        continue
+                events, buffer = split_events(buffer + chunk)
+                for event in events:
                     state.last = time.monotonic()
                     if self._handle(event, state):
                         return True
@@ -192,6 +186,8 @@ class _Run:
         kind = event.get("event")
         if kind == "ready":
             state.ready = True
+            if event.get("pid"):  # the session leads a process group of its own, killed whole if it overruns
+                state.forks.append(int(event["pid"]))
         elif kind == "importing":
             state.importing = str(event["module"])
             state.import_started = time.monotonic()
@@ -289,12 +285,14 @@ class _Run:
 
     # -- a worker that stopped ---------------------------------------------------------------------------
 
-    def _recover(self, process: subprocess.Popen[bytes], state: _WorkerState) -> bool:
-        """Record what the stopped worker was doing; True when nothing is left that another worker could do."""
-        how = "did not answer" if state.overrun else _exit_words(process.returncode)
+    def _recover(self, code: int | None, state: _WorkerState) -> bool:
+        """Record what the stopped session was doing; True when nothing is left that another session could do."""
+        how = "did not answer" if state.overrun else _exit_words(code)
+        if not state.ready and not self.worker.fresh:
+            return False  # a kept worker that died since the last check: a new one starts the session again
         if not state.ready:
             self.outcome.crashed = (f"the public tests could not start (the worker {how}): "
-                                    + _log_tail(self.log))
+                                    + (log_tail(self.log) or self.worker.log_tail()))
             return True
         if state.importing:
             module = state.importing
@@ -313,16 +311,16 @@ class _Run:
                               "status": "timeout" if overran else "crashed", "summary": [summary]})
             return False
         if not self.collected:
-            self.outcome.crashed = f"the public tests stopped before they started (the worker {how}): " + _log_tail(
+            self.outcome.crashed = f"the public tests stopped before they started (the worker {how}): " + log_tail(
                 self.log)
             return True
-        self.outcome.crashed = f"the public tests stopped (the worker {how}): " + _log_tail(self.log)
+        self.outcome.crashed = f"the public tests stopped (the worker {how}): " + log_tail(self.log)
         return True
 
 
 @dataclass
 class _WorkerState:
-    """What ``grader check`` knows of one worker process."""
+    """What ``grader check`` knows of one session of the worker."""
 
     started: float
     last: float = 0.0
@@ -345,22 +343,6 @@ class _WorkerState:
         return min(limits)
 
 
-def _stop(process: subprocess.Popen[bytes], forks: list[int]) -> None:
-    """Kill the worker and every task process it forked (each in a process group of its own)."""
-    for group in [process.pid, *forks]:
-        try:
-            os.killpg(group, signal.SIGKILL)
-        except (OSError, AttributeError):
-            pass
-    try:
-        process.kill()
-    except OSError:
-        pass
-    process.wait()
-    if process.stdout is not None:
-        process.stdout.close()
-
-
 def _exit_words(code: int | None) -> str:
     if code is None:
         return "did not answer"
@@ -370,14 +352,6 @@ def _exit_words(code: int | None) -> str:
         except ValueError:
             return f"was killed by signal {-code}"
     return f"ended with exit code {code}"
-
-
-def _log_tail(log: Path) -> str:
-    try:
-        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
-    except OSError:
-        return ""
-    return " | ".join(lines[-3:])[:400]
 
 
 def _importable_root(assignment: Assignment, package: Path, tmp: Path) -> Path:

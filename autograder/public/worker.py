@@ -1,10 +1,18 @@
-"""The process ``grader check`` starts: imports torch, pytest and the student's modules once, then runs the tests.
+"""The process ``grader check`` starts: imports torch and pytest once, then runs check sessions of the student's work.
 
-Run as ``python -m autograder.public.worker SETTINGS_JSON``. It writes one JSON event per line to its standard
-output (pytest's own terminal output goes to /dev/null): ``ready``, ``importing``/``imported`` per student
-module, ``collect_error``, ``collected``, ``fork``, ``start``/``result`` per test, ``task_done``, ``alive``
-(a heartbeat) and ``done``. A student module that cannot be imported is replaced by a stand-in whose names
-raise one ImportError, so the error is reported once, for the module, and blocks only the tests that import it.
+Run as ``python -m autograder.public.worker --serve FD`` (FD: one end of a Unix socket): the worker pre-imports
+torch and pytest, never imports student code itself, and for each request (one JSON line with the settings, and
+the write end of a pipe passed beside it) forks a **session** that imports the student's modules, collects the
+public tests and runs them; a warm worker so answers a re-check in a fraction of a second, each session starting
+from the same clean, pre-imported state. It answers each request with ``session`` (the fork's pid) and then
+``ended`` (its exit code). Without ``fork`` (``python -m autograder.public.worker SETTINGS_JSON``) the process
+runs one session itself.
+
+A session writes one JSON event per line to its pipe (pytest's own terminal output goes to /dev/null):
+``ready``, ``importing``/``imported`` per student module, ``collect_error``, ``collected``, ``fork``,
+``start``/``result`` per test, ``task_done``, ``alive`` (a heartbeat) and ``done``. A student module that
+cannot be imported is replaced by a stand-in whose names raise one ImportError, so the error is reported once,
+for the module, and blocks only the tests that import it.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ import importlib
 import json
 import linecache
 import os
+import socket
 import sys
 import traceback
 import types
@@ -38,12 +47,82 @@ class _BrokenModule(types.ModuleType):
 
 
 def main() -> None:
-    """Read the settings, import, run the tests and report events; end without the interpreter's teardown."""
-    settings = json.loads(sys.argv[1])
-    channel = os.dup(1)
+    """Serve sessions (``--serve FD``) or run one (``SETTINGS_JSON``); end without the interpreter's teardown."""
     devnull = os.open(os.devnull, os.O_RDWR)
+    if sys.argv[1] == "--serve":
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 0)
+        serve(socket.socket(fileno=int(sys.argv[2])))
+    channel = os.dup(1)
     os.dup2(devnull, 1)
     os.dup2(devnull, 0)
+    _prepare_torch()
+    _prepare_pytest()
+    run_session(json.loads(sys.argv[1]), channel)
+
+
+def serve(requests: socket.socket) -> None:
+    """Pre-import, then fork one session per request until ``grader check`` closes its end of the socket."""
+    from autograder.public.forks import die_with_parent
+
+    die_with_parent()  # a worker outlives neither the kernel nor the ``grader check --watch`` that started it
+    _prepare_torch()
+    _prepare_pytest()
+    buffer = b""
+    while True:
+        line, channel, buffer = _next_request(requests, buffer)
+        if line is None:
+            os._exit(0)
+        pid = os.fork()
+        if pid == 0:
+            requests.close()
+            os.setsid()  # the session's process group is killed whole when it overruns
+            die_with_parent()
+            try:
+                run_session(json.loads(line), channel)
+            except BaseException:  # noqa: BLE001 - a session never returns into the worker's loop
+                traceback.print_exc()
+            os._exit(70)
+        os.close(channel)
+        _reply(requests, {"event": "session", "pid": pid})
+        _, status = os.waitpid(pid, 0)
+        _reply(requests, {"event": "ended", "pid": pid, "code": os.waitstatus_to_exitcode(status)})
+
+
+def _next_request(requests: socket.socket, buffer: bytes) -> tuple[bytes | None, int, bytes]:
+    """The next request line and the pipe passed with it (None at the end of the socket)."""
+    channels: list[int] = []
+    while b"\n" not in buffer:
+        data, fds, _, _ = socket.recv_fds(requests, 1 << 16, 4)
+        channels += fds
+        if not data:
+            return None, -1, b""
+        buffer += data
+    line, buffer = buffer.split(b"\n", 1)
+    for extra in channels[1:]:  # one pipe per request; anything more is not ours to keep
+        os.close(extra)
+    if not channels:
+        return _next_request(requests, buffer)  # a request without its pipe cannot be answered
+    return line, channels[0], buffer
+
+
+def _reply(requests: socket.socket, event: dict[str, Any]) -> None:
+    requests.sendall((json.dumps(event) + "\n").encode())
+
+
+def run_session(settings: dict[str, Any], channel: int) -> None:
+    """Import the student's modules, run the selected public tests and report events on ``channel``; never return."""
+    if settings.get("cwd"):  # a served session: where ``python -m`` in that folder would start
+        os.chdir(settings["cwd"])
+        sys.path[0] = settings["cwd"]
+    if settings.get("log"):
+        log = os.open(settings["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.dup2(log, 2)
+        os.close(log)
+    root = settings.get("import_root")
+    if root:  # what PYTHONPATH says for a process started for this check alone
+        sys.path[1:1] = [root]
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH", "")]))
 
     def send(event: dict[str, Any]) -> None:
         data = memoryview((json.dumps(event) + "\n").encode())
@@ -53,8 +132,8 @@ def main() -> None:
     plugin.Settings.config = settings
     plugin.Settings.send = send
     plugin.Settings.channel_fd = channel
-    _prepare_torch()
-    send({"event": "ready"})
+    plugin.Settings.end = lambda: os._exit(0)  # pytest's summary and teardown would only delay the next session
+    send({"event": "ready", "pid": os.getpid()})
     import_student_modules(settings, send)
     import pytest
 
@@ -67,6 +146,18 @@ def main() -> None:
         send({"event": "worker_error", "message": shorten(f"{type(exc).__name__}: {exc}", 300)})
     send({"event": "done"})
     os._exit(0)
+
+
+def _prepare_pytest() -> None:
+    """Import pytest and the plugins every session's ``pytest.main`` loads, once, before any student code runs."""
+    import _pytest.config
+    import pytest  # noqa: F401
+
+    for name in _pytest.config.default_plugins:
+        try:
+            importlib.import_module(f"_pytest.{name}")
+        except ImportError:  # a plugin of another pytest version: pytest.main reports it in its own words
+            pass
 
 
 def _prepare_torch() -> None:

@@ -58,8 +58,15 @@ SANDBOX_UID_RANGE = 5000
 MAX_ISOLATION_VARIABLE = "GRADER_MAX_ISOLATION"
 
 
-def scrubbed_environment(home: str, marker: str = "") -> dict[str, str]:
-    """The few environment variables a worker gets: nothing from the grader's own environment leaks through."""
+def scrubbed_environment(home: str, marker: str = "", capability: str | None = None) -> dict[str, str]:
+    """The few environment variables a worker gets: nothing from the grader's own environment leaks through.
+
+    Args:
+        home: The worker's home and temporary folder.
+        marker: The zygote's marker (see autograder.protocol).
+        capability: The CPU kernels the worker must use (None: its own choice, checked when it is ready).
+    """
+    fixed = {"ATEN_CPU_CAPABILITY": capability} if capability else {}
     return {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": home,
@@ -72,7 +79,7 @@ def scrubbed_environment(home: str, marker: str = "") -> dict[str, str]:
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
-        "ATEN_CPU_CAPABILITY": kernel_capability(),
+        **fixed,
         MARKER_VARIABLE: marker,
     }
 
@@ -84,9 +91,22 @@ def kernel_capability() -> str:
     less and fall back to other kernels, whose random numbers differ by about 1e-6 (``torch.randn`` inputs made
     in the job then differ from the parent's, and an exact check of a pure reshape fails).
     """
-    import torch  # the grader's process has imported it already
+    import torch
 
     return torch.backends.cpu.get_cpu_capability().lower()
+
+
+def known_capability() -> str | None:
+    """The kernels to fix in a zygote as it starts, when they are known without importing torch here: the
+    ``ATEN_CPU_CAPABILITY`` this process runs with, or its torch's choice if it has imported torch already.
+
+    Otherwise None: the zygote imports torch while this process does (the two imports overlap instead of
+    following each other, about a second of a one-submission grade) and reports its choice when it is ready,
+    where :meth:`Zygote._accept` compares it with this process's.
+    """
+    if os.environ.get("ATEN_CPU_CAPABILITY"):
+        return os.environ["ATEN_CPU_CAPABILITY"].lower()
+    return kernel_capability() if "torch" in sys.modules else None
 
 
 def default_protected() -> list[Path]:
@@ -139,6 +159,7 @@ class Zygote:
         self.marker = ""
         self._isolation: dict[str, Any] | None = None
         self._trial_root: Path | None = None
+        self.capability: str | None = None  # the CPU kernels its jobs must use, once a zygote chose others
         self._started_at = 0.0
 
     # -- life cycle ------------------------------------------------------------------------------------
@@ -161,7 +182,7 @@ class Zygote:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             cwd=str(home),
-            env=scrubbed_environment(str(home), self.marker),
+            env=scrubbed_environment(str(home), self.marker, self.capability or known_capability()),
             text=True,
             bufsize=1,
             start_new_session=True,
@@ -235,7 +256,7 @@ class Zygote:
                 raise WorkerDied("the zygote did not start")
             return False
         self._accept(message)
-        return True
+        return self._isolation is not None
 
     @property
     def ready(self) -> bool:
@@ -243,11 +264,20 @@ class Zygote:
         return self._isolation is not None
 
     def _handshake(self) -> None:
-        self._accept(self._read_message(self._started_at + STARTUP_TIMEOUT))
+        while self._isolation is None:  # twice when the zygote's kernels were not this process's
+            self._accept(self._read_message(self._started_at + STARTUP_TIMEOUT))
 
     def _accept(self, message: dict[str, Any] | None) -> None:
         if not message or not message.get("ready") or not isinstance(message.get("isolation"), dict):
             raise WorkerDied("the zygote did not start")
+        mine = kernel_capability()
+        if message.get("capability") != mine:  # its jobs would draw other random inputs: start it on ours
+            if self.capability == mine:
+                raise WorkerDied(f"the zygote runs torch's {message.get('capability')} CPU kernels although told "
+                                 f"to run the grader's ({mine})")
+            self.capability = mine
+            self.start()
+            return
         self._isolation = message["isolation"]
         if self._trial_root is not None:  # the trials are over: nothing needs their folders any more
             shutil.rmtree(self._trial_root, ignore_errors=True)

@@ -145,7 +145,7 @@ _STDIN = _Stdin()
 def main(config: dict[str, Any] | None = None, pidns: bool = False, note: str = "") -> int:
     """Detect the isolation features, then serve jobs until stdin closes (see autograder.sandbox.boot)."""
     torch.set_num_threads(1)
-    torch.backends.cpu.get_cpu_capability()  # fixed now (ATEN_CPU_CAPABILITY), before any sandbox: jobs inherit it
+    capability = torch.backends.cpu.get_cpu_capability().lower()  # fixed now, before any sandbox: jobs inherit it
     sys.dont_write_bytecode = True
     prctl_quietly(linux.PR_SET_DUMPABLE, 0)  # the grader's side: no ptrace, no /proc/<pid>/mem by students
     if not pidns:
@@ -159,7 +159,7 @@ def main(config: dict[str, Any] | None = None, pidns: bool = False, note: str = 
     plan.detect()
     if config.get("warm_up", True):
         _warm_up()
-    channel.write(json.dumps({"ready": True, "isolation": plan.summary()}) + "\n")
+    channel.write(json.dumps({"ready": True, "isolation": plan.summary(), "capability": capability}) + "\n")
     while True:
         line = _STDIN.readline()
         if not line.strip():

@@ -51,3 +51,17 @@ def test_a_job_draws_the_same_random_inputs_as_the_grader(lazy_zygote):
     tensors = (Path(job_dir) / record["tensors"]).read_bytes()
     x = decode_outputs(record["values"], tensors)["x"]
     assert torch.equal(x, Context(7).randn(3, 7, 32))
+
+
+def test_a_zygote_that_chose_other_kernels_is_started_again_on_the_graders(monkeypatch: pytest.MonkeyPatch) -> None:
+    mine = torch.backends.cpu.get_cpu_capability().lower()
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")  # told the scalar kernels; this process runs its own
+    scratch = new_scratch()
+    worker = Zygote(scratch / "zygote", warm_up=False)
+    try:
+        worker.start()
+        assert worker.isolation  # the handshake: a zygote on other kernels than this process's is replaced
+        assert worker.capability == (None if mine == "default" else mine)
+        assert worker.alive()
+    finally:
+        worker.close()

@@ -1,0 +1,172 @@
+"""``grader check --watch``: re-run, on each save, the tasks whose functions changed and the tasks that use them.
+
+The student's files are polled (their modification times and sizes; no file-system events library) and, when one
+changed, its functions are compared by the digest of their syntax tree, so a comment or a blank line re-runs
+nothing. A change outside every task's functions (a helper, an import, a constant) re-runs every task. One warm
+worker (autograder.public.warm) answers every re-run.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from autograder.public.notebook import checked_work
+from autograder.public.outcome import CheckOutcome
+from autograder.public.render import Printer
+from autograder.public.runner import run_public_tests
+from autograder.public.warm import WarmWorker
+from autograder.spec.assignment import Assignment
+
+POLL_SECONDS = 0.1  # six stat calls: a tenth of a second costs nothing and feels instant
+REST = "<module>"  # a module's code outside the tasks' functions
+QUIZ = "<quiz>"
+
+Write = Callable[[str], None]
+
+
+def code_digests(assignment: Assignment, package: Path) -> dict[str, str]:
+    """A digest per task function (``module.name``), per module's other code (``module.<module>``) and the quiz.
+
+    A module that cannot be parsed (or read) has one digest of its bytes, under its ``<module>`` key.
+    """
+    digests: dict[str, str] = {}
+    wanted = {name for task in assignment.tasks for name in task.functions}
+    for module in ["__init__", *assignment.modules]:
+        try:
+            source = (package / f"{module}.py").read_bytes()
+        except OSError:
+            source = b"\0missing"  # not Python: a file that is missing differs from an empty one
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            digests[f"{module}.{REST}"] = _digest(source)
+            continue
+        rest = []
+        for node in tree.body:
+            name = getattr(node, "name", None)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and f"{module}.{name}" in wanted:
+                digests[f"{module}.{name}"] = _digest(ast.dump(node).encode())
+            else:
+                rest.append(node)
+        digests[f"{module}.{REST}"] = _digest(ast.dump(ast.Module(body=rest, type_ignores=[])).encode())
+    if assignment.quiz is not None:
+        answers = package / assignment.quiz.answers_file
+        digests[QUIZ] = _digest(answers.read_bytes() if answers.is_file() else b"")
+    return digests
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def tasks_to_rerun(assignment: Assignment, before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """The tasks a change touches, in the manifest's order: their functions changed, or what they use did.
+
+    ``uses`` is followed transitively: a task that uses a re-run task's function is re-run too.
+    """
+    changed = {key for key in before.keys() | after.keys() if before.get(key) != after.get(key)} - {QUIZ}
+    if any(key.endswith(f".{REST}") for key in changed):
+        return [task.id for task in assignment.tasks]
+    rerun: set[str] = set()
+    grown = True
+    while grown:
+        grown = False
+        for task in assignment.tasks:
+            if task.id not in rerun and changed & set(task.functions + task.uses):
+                rerun.add(task.id)
+                changed |= set(task.functions)
+                grown = True
+    return [task.id for task in assignment.tasks if task.id in rerun]
+
+
+def file_stamps(files: list[Path]) -> dict[Path, tuple[int, int]]:
+    """Each file's modification time (ns) and size; (0, -1) for a file that is missing."""
+    stamps = {}
+    for file in files:
+        try:
+            status = file.stat()
+            stamps[file] = (status.st_mtime_ns, status.st_size)
+        except OSError:
+            stamps[file] = (0, -1)
+    return stamps
+
+
+def watched_files(assignment: Assignment, package: Path, notebook: Path | None) -> list[Path]:
+    """The files a save of which may change the check: the notebook, or the package's student files."""
+    if notebook is not None:
+        return [notebook]
+    return [package / name for name in assignment.student_files]
+
+
+def saves(files: list[Path], stamps: dict[Path, tuple[int, int]], poll: float = POLL_SECONDS
+          ) -> Iterator[list[Path]]:
+    """Yield the files that changed since ``stamps``, each time some did and then stayed still for one poll (an
+    editor's save)."""
+    while True:
+        time.sleep(poll)
+        now = file_stamps(files)
+        if now == stamps:
+            continue
+        while True:  # wait until the save is complete: editors write, rename and touch in several steps
+            time.sleep(poll)
+            settled = file_stamps(files)
+            if settled == now:
+                break
+            now = settled
+        changed = [file for file in files if now[file] != stamps[file]]
+        stamps = now
+        yield changed
+
+
+def check_and_print(assignment: Assignment, package: Path, notebook: Path | None, notes: list[str],
+                    selected: list[str] | None, write: Write, verbose: bool = False,
+                    worker: WarmWorker | None = None) -> CheckOutcome:
+    """One check as ``grader check`` prints it: the notes, the header, each task's line, the footer."""
+    write("".join(f"note: {note}\n" for note in notes))
+    printer = Printer(assignment, write, verbose=verbose)
+    printer.header(CheckOutcome(package=notebook or package))
+    return run_public_tests(assignment, package, selected=selected, listener=printer, worker=worker)
+
+
+def watch_and_check(assignment: Assignment, path: Path | None, selected: list[str] | None, write: Write,
+          verbose: bool = False, show_extracted: Path | None = None, poll: float = POLL_SECONDS) -> None:
+    """Check once, then re-check what each save changed, on one warm worker, until Ctrl-C.
+
+    Args:
+        assignment: The assignment.
+        path: The student's work as ``grader check`` takes it (None: the current folder).
+        selected: The tasks ``--task`` asked for (None: all); a re-run is limited to them.
+        write: Writes text.
+        verbose: Also print pytest's full output of each failing test.
+        show_extracted: For a notebook: the folder the extracted package is written into, on each save.
+        poll: Seconds between two looks at the files.
+    """
+    worker = WarmWorker()
+    try:
+        with checked_work(assignment, path, show_extracted) as (package, notebook, notes):
+            files = watched_files(assignment, package, notebook)
+            stamps = file_stamps(files)  # before the first check: a save while it runs is a save
+            before = code_digests(assignment, package)
+            check_and_print(assignment, package, notebook, notes, selected, write, verbose, worker)
+        watched = files[0] if len(files) == 1 else f"the {len(files)} files of {files[0].parent}"
+        write(f"\nwatching {watched} for saves (Ctrl-C to stop)\n")
+        for changed in saves(files, stamps, poll):
+            with checked_work(assignment, path, show_extracted) as (package, notebook, notes):
+                after = code_digests(assignment, package)
+                tasks = [t for t in tasks_to_rerun(assignment, before, after) if selected is None or t in selected]
+                quiz = before.get(QUIZ) != after.get(QUIZ)
+                before = after
+                saved = ", ".join(file.name for file in changed)
+                if not tasks and not quiz:
+                    write(f"\n{saved} saved: no checked function changed\n")
+                    continue
+                write(f"\n{saved} saved: re-running {', '.join(tasks) or 'the quiz format check'}\n")
+                check_and_print(assignment, package, notebook, notes, tasks, write, verbose, worker)
+    except KeyboardInterrupt:
+        write("\nstopped watching\n")
+    finally:
+        worker.close()

@@ -1,0 +1,171 @@
+"""The warm worker of the student's loop: the same lines as a cold check, replaced after a crash or a hang, and
+``grader check --watch`` re-running what a save changed."""
+
+from __future__ import annotations
+
+import io
+import os
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from test_check_robustness import REPO, copy_assignment, work_from_reference  # beside these tests
+
+from autograder.public.outcome import CheckOutcome
+from autograder.public.render import Printer
+from autograder.public.runner import run_public_tests
+from autograder.public.warm import WarmWorker
+from autograder.public.watch import code_digests, tasks_to_rerun
+from autograder.spec.assignment import Assignment, load_assignment
+
+BROKEN_MASK = ("diagonal=1)", "diagonal=0)")  # causal_mask then masks the diagonal too: its tests fail
+
+
+@pytest.fixture(scope="module")
+def short(tmp_path_factory: pytest.TempPathFactory) -> Assignment:
+    """assignment3 with a 3 s public wall clock, so a hang ends soon."""
+    root = tmp_path_factory.mktemp("short")
+    copy_assignment("assignment3", root)
+    return load_assignment("assignment3", root / "assignments")
+
+
+@pytest.fixture(scope="module")
+def worker() -> WarmWorker:
+    """One warm worker the tests below share, as a kernel or a watch shares one between checks."""
+    kept = WarmWorker()
+    yield kept
+    kept.close()
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new))
+
+
+def check_lines(assignment: Assignment, package: Path, selected: list[str], worker: WarmWorker | None = None) -> str:
+    """What ``grader check`` prints for these tasks (its own Printer), run on ``worker`` or a fresh one."""
+    out = io.StringIO()
+    printer = Printer(assignment, out.write)
+    printer.header(CheckOutcome(package=package))
+    run_public_tests(assignment, package, selected=selected, listener=printer, worker=worker)
+    return out.getvalue()
+
+
+# -- which tasks a save re-runs (no process) --------------------------------------------------------------------
+
+
+def test_a_save_reruns_the_changed_functions_tasks_and_their_users_only(assignment3: Assignment,
+                                                                         tmp_path: Path) -> None:
+    package = tmp_path / "assignment3"
+    shutil.copytree(REPO / "reference_solutions" / "assignment3", package, ignore=shutil.ignore_patterns("__pycache__"))
+    before = code_digests(assignment3, package)
+    with open(package / "attention.py", "a") as handle:
+        handle.write("\n# a comment and a blank line change no function\n\n")
+    assert tasks_to_rerun(assignment3, before, code_digests(assignment3, package)) == []
+    edit(package / "attention.py", *BROKEN_MASK)
+    rerun = tasks_to_rerun(assignment3, before, code_digests(assignment3, package))
+    # attention uses causal_mask; multi_head_attention too; transformer_block uses MultiHeadAttention, and so on
+    assert rerun == ["causal_mask", "attention", "multi_head_attention", "transformer_block", "kv_cache_decode",
+                     "tiny_gpt", "tiny_gpt_training"]
+    after = code_digests(assignment3, package)
+    with open(package / "positions.py", "a") as handle:
+        handle.write("\nSCALE = 2  # outside every task's functions: any task may read it\n")
+    assert tasks_to_rerun(assignment3, after, code_digests(assignment3, package)) == [t.id for t in assignment3.tasks]
+
+
+# -- the worker, for real ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_warm_recheck_prints_exactly_the_cold_checks_lines(short: Assignment, worker: WarmWorker,
+                                                             tmp_path: Path) -> None:
+    package = work_from_reference("assignment3", tmp_path)
+    edit(package / "attention.py", *BROKEN_MASK)
+    selected = ["causal_mask", "attention", "sinusoidal_positions"]
+    cold = check_lines(short, package, selected)
+    assert re.search(r"^causal_mask +0/2  failed$", cold, re.M) and "may be caused by causal_mask" in cold
+    first = check_lines(short, package, selected, worker)
+    starts = worker.starts
+    assert [first, check_lines(short, package, selected, worker)] == [cold, cold]
+    assert worker.starts == starts  # the second check reused the first one's worker
+
+
+@pytest.mark.slow
+def test_a_crashed_or_hung_worker_is_replaced_and_never_reused(short: Assignment, worker: WarmWorker,
+                                                                tmp_path: Path) -> None:
+    package = work_from_reference("assignment3", tmp_path)
+    selected = ["causal_mask", "sinusoidal_positions"]
+    good = check_lines(short, package, selected, worker)
+    assert good.count("passed") == 2, good
+    starts = worker.starts
+    os.kill(worker.pid, signal.SIGKILL)  # the worker crashes between two checks
+    assert check_lines(short, package, selected, worker) == good
+    assert worker.starts == starts + 1
+    trusted = worker.pid
+    positions = (package / "positions.py").read_text()
+    (package / "positions.py").write_text(positions + "\nwhile True:\n    pass\n")  # the session hangs
+    hung = check_lines(short, package, selected, worker)
+    assert "importing it did not finish within 3 s" in hung, hung
+    assert re.search(r"^causal_mask +2/2  passed$", hung, re.M), hung
+    with pytest.raises(ProcessLookupError):  # the worker whose session hung is gone, not kept
+        os.kill(trusted, 0)
+    assert worker.starts == starts + 2  # its replacement ran the check again without positions.py
+    (package / "positions.py").write_text(positions)
+    assert check_lines(short, package, selected, worker) == good
+    assert worker.starts == starts + 2  # a session that ended well leaves its worker trusted
+
+
+# -- grader check --watch, driven as a student drives it -------------------------------------------------------
+
+
+class Lines:
+    """The lines a process prints, read by a thread, waited for with a deadline."""
+
+    def __init__(self, stream: io.TextIOBase) -> None:
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=lambda: [self.lines.put(line) for line in stream], daemon=True).start()
+
+    def until(self, pattern: str, seconds: float = 120.0) -> list[str]:
+        """The lines up to and including the first that matches ``pattern``."""
+        block = []
+        while True:
+            try:
+                line = self.lines.get(timeout=seconds)
+            except queue.Empty:
+                raise AssertionError(f"no line matching {pattern!r} after:\n{''.join(self.seen)}") from None
+            self.seen.append(line)
+            block.append(line)
+            if re.search(pattern, line):
+                return block
+
+
+@pytest.mark.slow
+def test_watch_reruns_on_a_save_what_changed_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    package = work_from_reference("assignment3", tmp_path)
+    process = subprocess.Popen([sys.executable, "-m", "autograder.cli", "check", "assignment3", str(package),
+                                "--watch", "--task", "causal_mask", "--task", "attention", "--task", "head_split"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = Lines(process.stdout)
+        first = "".join(lines.until(r"^watching the 6 files of .* for saves \(Ctrl-C to stop\)$"))
+        assert first.count("passed") == 3, first
+        edit(package / "attention.py", *BROKEN_MASK)
+        assert lines.until(r"saved") == ["\n", "attention.py saved: re-running causal_mask, attention\n"]
+        rerun = "".join(lines.until(r"^Next: "))
+        assert re.search(r"^causal_mask +0/2  failed$", rerun, re.M), rerun
+        assert re.search(r"^attention +\d/5  failed$", rerun, re.M), rerun
+        assert "head_split" not in rerun  # split and merge did not change, nor anything they use
+        process.send_signal(signal.SIGINT)
+        assert lines.until(r"stopped watching", 60)[-1] == "stopped watching\n"
+        assert process.wait(timeout=60) == 0
+    finally:
+        process.kill()
+    assert "Traceback" not in process.stderr.read()
