@@ -73,13 +73,16 @@ def _same(path: Any, other: Path) -> bool:
 def student_frames(excinfo: Any, package_dir: Path) -> list[str]:
     """The student's functions a failure's traceback passes through, as ``module.qualname`` (``attention.causal_mask``,
     ``attention.MultiHeadAttention.forward``), outermost first."""
-    frames = []
-    for entry in excinfo.traceback:
-        if _inside(entry.path, package_dir):
-            module = ".".join(Path(str(entry.path)).resolve().relative_to(package_dir.resolve()).with_suffix("").parts)
-            code = entry.frame.code.raw
-            frames.append(f"{module}.{getattr(code, 'co_qualname', code.co_name)}")
-    return list(dict.fromkeys(frames))
+    frames = [student_function(entry.path, entry.frame.code.raw, package_dir) for entry in excinfo.traceback]
+    return list(dict.fromkeys(frame for frame in frames if frame is not None))
+
+
+def student_function(path: Any, code: Any, package_dir: Path) -> str | None:
+    """``module.qualname`` of a code object defined in the student's package, or None for code outside it."""
+    if not _inside(path, package_dir):
+        return None
+    module = ".".join(Path(str(path)).resolve().relative_to(package_dir.resolve()).with_suffix("").parts)
+    return f"{module}.{getattr(code, 'co_qualname', code.co_name)}"
 
 
 def _inside(path: Any, folder: Path) -> bool:

@@ -19,8 +19,8 @@ def used_tasks(assignment: Assignment, task_id: str) -> list[str]:
 
 def dependency_hints(assignment: Assignment, outcome: CheckOutcome, result: PublicTaskResult) -> list[str]:
     """For a failing task: the tasks it uses that fail (or are not done) too, each to be fixed first; only those
-    whose functions a failing (or not implemented) test's traceback passes through, so that a hint never names
-    code the test did not reach."""
+    whose functions a failing (or not implemented) test called (directly or through other code), so that a hint
+    never names code the test did not reach."""
     if result.status != "failed":
         return []
     status = {t.task: t.status for t in outcome.tasks}
@@ -38,7 +38,7 @@ def dependency_hints(assignment: Assignment, outcome: CheckOutcome, result: Publ
 
 
 def _reached(assignment: Assignment, result: PublicTaskResult, other: str) -> bool:
-    """Whether a failing test of ``result`` passed through a function (or a method of a class) of task ``other``."""
+    """Whether a failing test of ``result`` called a function (or a method of a class) of task ``other``."""
     functions = assignment.task(other).functions
     frames = [frame for test in result.tests if test.status in (*FAILING, "not_implemented") for frame in test.frames]
     return any(frame == name or frame.startswith(f"{name}.") for frame in frames for name in functions)

@@ -16,7 +16,7 @@ class TestResult:
     status: str
     summary: list[str] = field(default_factory=list)
     detail: str = ""
-    frames: list[str] = field(default_factory=list)  # the student's functions its traceback passes through
+    frames: list[str] = field(default_factory=list)  # the student's functions it called or its traceback passes through
 
 
 @dataclass

@@ -15,7 +15,7 @@ from typing import Any, Callable
 import pytest
 
 RESULTS_ENV = "GRADER_PUBLIC_RESULTS"
-from autograder.public.condense import condense, shorten, student_frames
+from autograder.public.condense import condense, shorten, student_frames, student_function
 
 DETAIL_CHARS = 20000
 _TASK_MARKER = re.compile(r"""mark\.task\(\s*["']([A-Za-z0-9_]+)["']""")
@@ -142,6 +142,30 @@ def _run_item(item: pytest.Item, nextitem: pytest.Item | None) -> dict[str, Any]
                       "summary": [], "detail": ""}
 
 
+_called: dict[str, tuple[str, Any]] = {}  # the student's code objects the running test called: key -> (file, code)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    """Record which of the student's functions the test calls, directly or through other code, so that a hint names
+    a building block only when the failing test reached it (a wrong value returned raises nowhere, so the traceback
+    alone misses it). A global trace function sees Python calls only (no C calls, no line events): cheap."""
+    prefix = str(Path(Settings.config.get("package_dir", ".")).resolve()) + os.sep
+    _called.clear()
+
+    def tracer(frame: Any, event: str, arg: Any) -> None:
+        code = frame.f_code
+        if event == "call" and code.co_filename.startswith(prefix):
+            _called.setdefault(f"{code.co_filename}:{id(code)}", (code.co_filename, code))
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
     outcome = yield
@@ -161,7 +185,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
         status = "failed"
     summary: list[str] = []
     package_dir = Path(Settings.config.get("package_dir", "."))
-    frames = student_frames(excinfo, package_dir) if excinfo is not None and status != "passed" else []
+    frames: list[str] = []
+    if status != "passed":
+        reached = [student_function(path, code, package_dir) for path, code in _called.values()]
+        traced = student_frames(excinfo, package_dir) if excinfo is not None else []
+        frames = list(dict.fromkeys([*traced, *(name for name in reached if name is not None)]))
     if status == "failed" and excinfo is not None:
         try:
             summary = condense(excinfo, Path(str(item.path)), Path(Settings.config.get("package_dir", ".")))

@@ -86,9 +86,8 @@ def test_assignment3_loop_crash_syntax_error_and_dependency_cost_only_their_task
     mha = task_block(result.stdout, "multi_head_attention")
     assert "test_multi_head_causal_weights_hide_the_future failed" in mha
     assert "test_multi_head_self_attention_shapes" not in mha  # the shapes test does not depend on the mask
-    # causal_mask returned wrong values without raising: the failing test's traceback does not pass through it, and
-    # a hint names only code the traceback reached (test_hints.py)
-    assert "may be caused by" not in mha
+    # causal_mask returned wrong values without raising: the failing test called it, so the hint names it
+    assert "may be caused by causal_mask, which fails: fix that first" in mha
     for task in ("head_split", "transformer_block"):
         assert task_block(result.stdout, task).rstrip().endswith("passed"), result.stdout
     assert "quiz: 16 of 16 answers well-formed" in result.stdout

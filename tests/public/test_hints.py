@@ -1,4 +1,5 @@
-"""`grader check`'s "may be caused by X" names X only when a failing test's traceback passes through X's code."""
+"""`grader check`'s "may be caused by X" names X only when a failing test called X's code (recorded by the plugin's
+trace of the student's calls, or seen in the failure's traceback)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def _hints(frames: list[str], mask_status: str = "failed", test_status: str = "f
     return dependency_hints(A3, CheckOutcome(Path("."), [mask, mha]), mha)
 
 
-def test_a_hint_needs_the_traceback_to_pass_through_the_other_tasks_function():
+def test_a_hint_needs_the_failing_test_to_reach_the_other_tasks_function():
     assert _hints(["attention.MultiHeadAttention.forward", "attention.causal_mask"]) == \
         ["may be caused by causal_mask, which fails: fix that first"]
     assert _hints(["attention.MultiHeadAttention.forward"]) == []  # never reached causal_mask
