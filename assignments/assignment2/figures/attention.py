@@ -30,7 +30,7 @@ def _rows_sum_to_one(notes, weights, what):
     notes.check(worst < 1e-6, f"{what}: every row sums to 1", f"{what}: rows are off 1 by up to {worst:.3g}")
 
 
-@probe(timeout=10, tasks=("soft_attention", "softmax"))
+@probe(timeout=10, tasks=("soft_attention",))
 def notes_example(impl, ctx):
     """soft_attention on the notes' example q = (0.9, 0.1, 0.8) and h1, h2, h3."""
     context, weights = impl.numpy_attention.soft_attention(QUERY.copy(), STATES.copy())
@@ -70,7 +70,7 @@ def soft_attention_weights(data, fig, notes):
                 "the context is not the weighted average Σ weight_i h_i of the states")
 
 
-@probe(timeout=10, tasks=("self_attention", "softmax"))
+@probe(timeout=10, tasks=("self_attention",))
 def five_tokens(impl, ctx):
     """self_attention on 5 tokens of 3 features."""
     X = ctx.randn(TOKENS, FEATURES).double().numpy()
