@@ -7,9 +7,10 @@ Run from the repository root::
 Each known mistake (``hidden/mistakes/*.toml``) is applied to the reference and its figures are drawn with two
 shared sandboxed workers (about 10 s per mistake, more the first time a figure's known mistakes are run for the
 diagnosis). A mistake counts as flagged when some figure has a ✗ note or could not be drawn, and as named when a
-figure's diagnosis (the judge's, from the known mistakes) is given; "own" when it is the mistake's own hint. The figures are not tests: they use the course's small fixed examples, so mistakes that only
-show at large magnitudes, in error handling or in parts no figure draws (the block's residuals) stay unflagged,
-and the hidden tests catch those. Prints one line per mistake, then the count per task.
+figure's diagnosis (the judge's, from the known mistakes) is given; "own" when it is the mistake's own hint. The
+figures are not tests: they use the course's small fixed examples, so mistakes that only show at large
+magnitudes, in error handling or in parts no figure draws (the block's residuals) stay unflagged, and the hidden
+tests catch those. Prints one line per mistake, then the count per task.
 """
 
 from __future__ import annotations

@@ -34,7 +34,8 @@ def matching_mistakes(actual: dict[str, Any], candidates: Iterable[tuple[Mutatio
 
 
 def unambiguous_mistake(actual: dict[str, Any], expected: dict[str, Any],
-                        candidates: Iterable[tuple[Mutation, dict[str, Any] | None]], tolerance: str) -> Mutation | None:
+                        candidates: Iterable[tuple[Mutation, dict[str, Any] | None]],
+                        tolerance: str) -> Mutation | None:
     """The known mistake the student's outputs match on inputs that tell it apart, or None.
 
     What ``grader show`` names under a figure: only mistakes whose outputs differ from the reference's on these
@@ -47,7 +48,8 @@ def unambiguous_mistake(actual: dict[str, Any], expected: dict[str, Any],
         candidates: Each known mistake with its outputs on the same inputs (None if it cannot run there).
         tolerance: The comparison's tolerance (autograder.judge.compare.TOLERANCES).
     """
-    visible = [(m, wrong) for m, wrong in candidates if wrong is not None and compare_outputs(expected, wrong, tolerance)]
+    visible = [(m, wrong) for m, wrong in candidates
+               if wrong is not None and compare_outputs(expected, wrong, tolerance)]
     matches = list(matching_mistakes(actual, visible, tolerance))
     return matches[0] if matches and len({m.hint for m in matches}) == 1 else None
 

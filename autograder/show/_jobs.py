@@ -26,7 +26,8 @@ class FigureJobs:
     """Runs an assignment's figure probes as the checks of pseudo-tasks (one per figure file and timeout).
 
     No hidden check, reference or mistake is loaded: a student's copy of the grader has none, and figures draw
-    the student's code alone. The decoded outputs of each probe are captured as plain data.
+    the code they are given alone (the student's; on the instructor's side ``diagnose.py`` also gives it the
+    reference and the known mistakes, as submissions). The decoded outputs of each probe are captured as plain data.
 
     Args:
         assignment: The assignment.

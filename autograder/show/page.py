@@ -106,7 +106,8 @@ def _section(panel: Panel, expected: str | None) -> str:
     if expected:
         images += _image(expected, "expected (the reference solution's figure)", f"{figure.title}, expected")
     reason = f'<p class="reason">{escape(panel.reason)}</p>\n' if panel.reason else ""
-    notes = "".join(f'<li class="{kind}">{MARKS.get(kind, "•")} {escape(text)}</li>\n' for kind, text in panel.lines())
+    notes = "".join(f'<li class="{kind}">{MARKS.get(kind, "•")} {escape(text)}</li>\n'
+                    for kind, text in panel.lines())
     return (f'<section id="{escape(figure.name)}">\n<h2>{escape(figure.title)}</h2>\n'
             f'<p class="caption">{escape(figure.caption)}</p>\n<div class="images">\n{images}</div>\n{reason}'
             + (f'<ul class="notes">\n{notes}</ul>\n' if notes else "") + "</section>\n")
