@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import html
 import json
 import re
@@ -182,3 +183,21 @@ def test_partial_submission_gets_no_false_check_mark_and_grading_s_own_diagnosis
     task = next(t for t in json.loads(graded.stdout)["tasks"] if t["id"] == "attention")
     hints = [c["hint"] for c in task["checks"] if c.get("hint")]
     assert hints and diagnosis == [hints[0]], (diagnosis, hints)
+
+
+def test_every_view_lists_the_diagnosis_after_the_notes_escaped(tmp_path):
+    from autograder.show.draw import draw_panel
+    from autograder.show.inline import Shown
+    from autograder.show.outcome import ProbeResult, RunOutcome
+    from autograder.show.page import PageInfo, render_page
+    from autograder.show.render import Rendered
+
+    figure = load_catalog(load_assignment("assignment3")).figures[0]
+    drawn = draw_panel(figure, ProbeResult("ok", outputs={}), tmp_path)
+    panel = dataclasses.replace(drawn, diagnosis="Your <mask> is applied after the softmax.")
+    assert panel.lines()[:-1] == drawn.notes == drawn.lines()
+    line = "→ Diagnosis: Your &lt;mask&gt; is applied after the softmax."
+    page = render_page(PageInfo(assignment="assignment3", title="t", source="s", isolation="uid"), [panel], {})
+    assert f'<li class="diagnosis">{line}</li>' in page
+    rendered = Rendered(folder=tmp_path, page=tmp_path / "index.html", panels=[panel], outcome=RunOutcome(probes={}))
+    assert line in Shown.of(rendered)._repr_html_()
