@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from autograder.authoring.closure import imported_names, module_file
 from autograder.authoring.release import student_grader_modules
 from autograder.cli import main
+from autograder.errors import AssignmentError
 from autograder.judge.verdict import Judge, unambiguous_mistake
 from autograder.probe import derive_seed
 from autograder.reports.results import ERROR, FAILED, CheckResult
@@ -93,6 +94,20 @@ def test_the_student_release_cannot_name_a_cause(tmp_path, monkeypatch):
         if item.name != "hidden":
             (public / item.name).symlink_to(item)
     assert grading_diagnoser(load_assignment("assignment3", tmp_path / "assignments"), catalog) is None
+
+
+def test_a_probe_naming_an_unknown_task_is_refused_in_one_line(tmp_path):
+    a3 = load_assignment("assignment3")
+    root = tmp_path / "assignments" / "typo"
+    (root / "figures").mkdir(parents=True)
+    (root / "assignment.toml").write_text((a3.root / "assignment.toml").read_text().split("[figures]")[0]
+                                          + '[figures]\nfiles = ["figures/one.py"]\n')
+    (root / "figures" / "one.py").write_text(
+        "from autograder.show.figures import figure, probe\n\n"
+        "@probe(tasks=('atention',))\ndef weights(impl, ctx):\n    return {}\n\n"
+        "@figure(weights, 'Weights', caption='c')\ndef drawing(data, fig, notes):\n    pass\n")
+    with pytest.raises(AssignmentError, match=r"probe weights names unknown tasks \['atention'\]"):
+        load_catalog(load_assignment("typo", tmp_path / "assignments"))
 
 
 # -- every known mistake: what show would name never contradicts grading's hint ---------------------------------
