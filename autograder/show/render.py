@@ -154,23 +154,6 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
                     seconds=round(time.monotonic() - started, 2), expected=beside)
 
 
-def grading_diagnoser(assignment: Assignment, catalog: Catalog) -> Diagnoser | None:
-    """The judge's diagnosis of what the figures show wrong, where the grading material is present (the
-    instructor's copy); None in the student release, which names no cause.
-
-    ``show/diagnose.py`` is imported by name, not by an import statement: the release's static closure
-    (``authoring/closure.py``) then leaves it out of the student's copy, with the judge it imports, so a cause
-    cannot be named there even if the assignment's known mistakes were copied beside it.
-    """
-    try:
-        module = importlib.import_module(DIAGNOSIS_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name != DIAGNOSIS_MODULE:
-            raise  # the instructor's copy with a broken dependency: say so, never drop the diagnosis silently
-        return None  # the student release
-    return module.Diagnoser.where_material(assignment, catalog)
-
-
 def _draw_as_they_arrive(catalog: Catalog, arrived: queue.SimpleQueue[tuple[str, ProbeResult]],
                          running: Future, folder: Path) -> dict[str, Panel]:
     """Draw each figure as soon as its probe's result arrives, while the slower probes still run (the parent's
@@ -203,6 +186,23 @@ def declares_figures(assignment: Assignment) -> bool:
         return isinstance(load_toml(assignment.root / MANIFEST).get("figures"), dict)
     except Exception:  # noqa: BLE001 - load_catalog reports the manifest's problem in one line
         return False
+
+
+def grading_diagnoser(assignment: Assignment, catalog: Catalog) -> Diagnoser | None:
+    """The judge's diagnosis of what the figures show wrong, where the grading material is present (the
+    instructor's copy); None in the student release, which names no cause.
+
+    ``show/diagnose.py`` is imported by name, not by an import statement: the release's static closure
+    (``authoring/closure.py``) then leaves it out of the student's copy, with the judge it imports, so a cause
+    cannot be named there even if the assignment's known mistakes were copied beside it.
+    """
+    try:
+        module = importlib.import_module(DIAGNOSIS_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name != DIAGNOSIS_MODULE:
+            raise  # the instructor's copy with a broken dependency: say so, never drop the diagnosis silently
+        return None  # the student release
+    return module.Diagnoser.where_material(assignment, catalog)
 
 
 def _prepare_folder(folder: Path, catalog: Catalog) -> None:

@@ -21,7 +21,7 @@ from autograder.show.draw import draw_panel
 from autograder.show.inline import Shown
 from autograder.show.panel import DRAWN, PLACEHOLDER
 from autograder.show.render import Rendered
-from autograder.show.outcome import ProbeResult, RunOutcome
+from autograder.show.run import ProbeResult, RunOutcome
 from autograder.spec.assignment import load_assignment
 from autograder.submission.notebook.read import Cell
 
