@@ -5,10 +5,12 @@ Run from the repository root::
     python benchmarks/figures_vs_mistakes.py [ASSIGNMENT] [--tasks causal_mask,attention]
 
 Each known mistake (``hidden/mistakes/*.toml``) is applied to the reference and its figures are drawn with two
-shared sandboxed workers (about 10 s per mistake). A mistake counts as flagged when some figure has a ✗ note or
-could not be drawn. The figures are not tests: they use the course's small fixed examples, so mistakes that only
-show at large magnitudes, in error handling or in parts no figure draws (the block's residuals) stay unflagged,
-and the hidden tests catch those. Prints one line per mistake, then the count per task.
+shared sandboxed workers (about 10 s per mistake, more the first time a figure's known mistakes are run for the
+diagnosis). A mistake counts as flagged when some figure has a ✗ note or could not be drawn, and as named when a
+figure's diagnosis (the judge's, from the known mistakes) is given; "own" when it is the mistake's own hint. The
+figures are not tests: they use the course's small fixed examples, so mistakes that only show at large
+magnitudes, in error handling or in parts no figure draws (the block's residuals) stay unflagged, and the hidden
+tests catch those. Prints one line per mistake, then the count per task.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def main() -> None:
     spec = load_assignment(args.assignment)
     tasks = set(args.tasks.split(",")) if args.tasks else None
     mistakes = [m for m in load_mutations(spec, "mistakes") if tasks is None or m.task in tasks]
-    counts: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
+    counts: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0, 0])  # flagged, total, named, own
     zygotes = start_workers(spec, 2)
     try:
         for mistake in mistakes:
@@ -46,17 +48,24 @@ def main() -> None:
                 rendered = render_figures(spec, package, work / "figures", expected=False, zygotes=zygotes)
                 shown = [f"{p.figure.name}: {text}" for p in rendered.panels for kind, text in p.notes if kind == "bad"]
                 shown += [f"{p.figure.name}: not drawn ({p.reason[:60]})" for p in rendered.panels if p.status != DRAWN]
+                named = {p.diagnosis for p in rendered.panels if p.diagnosis}
                 counts[mistake.task][0] += bool(shown)
                 counts[mistake.task][1] += 1
+                counts[mistake.task][2] += bool(named)
+                counts[mistake.task][3] += named == {mistake.hint}
+                label = "own" if named == {mistake.hint} else "other" if named else "none"
                 print(f"{'flagged' if shown else 'unseen '}  {mistake.task:22} {mistake.id:42} "
-                      f"{time.monotonic() - started:5.1f} s  {shown[0][:90] if shown else ''}", flush=True)
+                      f"{time.monotonic() - started:5.1f} s  named: {label:5}  {shown[0][:80] if shown else ''}",
+                      flush=True)
             finally:
                 shutil.rmtree(work, ignore_errors=True)
     finally:
         stop_workers(zygotes)
-    for task, (flagged, total) in sorted(counts.items()):
-        print(f"{task:22} {flagged}/{total}")
-    print(f"{'total':22} {sum(c[0] for c in counts.values())}/{sum(c[1] for c in counts.values())}")
+    print(f"{'task':22} flagged  named (own hint)")
+    for task, (flagged, total, named, own) in sorted(counts.items()):
+        print(f"{task:22} {flagged}/{total}    {named} ({own})")
+    totals = [sum(c[i] for c in counts.values()) for i in range(4)]
+    print(f"{'total':22} {totals[0]}/{totals[1]}    {totals[2]} ({totals[3]})")
 
 
 if __name__ == "__main__":

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import ast
 import platform
-import queue
 import shutil
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +37,7 @@ from autograder.sandbox.host import (
 )
 from autograder.sandbox.memory import GRADER_OOM_SCORE_ADJ, current_plan, set_oom_score_adj
 from autograder.spec.assignment import Assignment, Task
-from autograder.spec.mutation import load_mutations
+from autograder.spec.mutation import diagnosable_mistakes
 from autograder.spec.quiz import (
     grade_answers,
     load_key,
@@ -90,7 +88,7 @@ class Grader:
                                             reference_sources=pruned[task.id], uses=tuple(task.uses),
                                             assets={n: self.assets[n] for n in task.assets})
                         for task in assignment.tasks}
-        mistakes = [m for m in load_mutations(assignment, "mistakes", present_tasks_only=True) if m.diagnose and m.hint]
+        mistakes = diagnosable_mistakes(assignment)
         store = ReferenceStore.for_assignment(assignment_fingerprint(assignment))
         self.judge = Judge(assignment, self.reference, self.assets, mistakes, self.scratch / "mistakes", store)
         self.jobs = Jobs(assignment, self.zygotes, self.memory)
@@ -161,38 +159,16 @@ class Grader:
 
     def _grade_tasks(self, chosen: list[Task], prepared: PreparedSubmission, broken: dict[str, str],
                      printed: dict[str, list[str]]) -> dict[str, TaskResult]:
-        """Grade tasks on every zygote at once, longest first; the longest goes to a zygote already started (a
-        cold one starts meanwhile and takes the next tasks)."""
-        if len(self.zygotes) == 1 or len(chosen) <= 1 or self.memory.workers == 1:  # none: `--task quiz`
-            return {task.id: self._grade_task(task, prepared, broken, printed[task.id]) for task in chosen}
+        """Grade tasks on every zygote at once (within the memory budget), longest first (see :meth:`Jobs.serve`)."""
         longest_first = sorted(chosen, key=lambda t: (not t.slow, -len(self.checks[t.id])))
-        rest: queue.SimpleQueue[Task] = queue.SimpleQueue()
-        for task in longest_first[1:]:
-            rest.put(task)
         graded: dict[str, TaskResult] = {}
 
-        def serve(zygote: Zygote, task: Task | None) -> None:
-            try:
-                while task is None and not zygote.wait_ready(0.2):
-                    if rest.empty():
-                        return  # the others did everything while this one started
-            except WorkerDied:
-                return  # the others grade the rest
-            while True:
-                if task is None:
-                    try:
-                        task = rest.get_nowait()
-                    except queue.Empty:
-                        return
-                graded[task.id] = self._grade_task(task, prepared, broken, printed[task.id], zygote)
-                task = None
+        def grade(task: Task, zygote: Zygote) -> None:
+            graded[task.id] = self._grade_task(task, prepared, broken, printed[task.id], zygote)
 
-        first = self.jobs.started_zygote()
-        zygotes = ([first] + [z for z in self.zygotes if z is not first])[: self.memory.workers]  # the budget's
-        with ThreadPoolExecutor(len(zygotes)) as pool:
-            served = [pool.submit(serve, z, longest_first[0] if i == 0 else None) for i, z in enumerate(zygotes)]
-            for future in served:
-                future.result()
+        left = self.jobs.serve(longest_first, grade, self.memory.workers)
+        if left:
+            raise WorkerDied(f"every sandboxed worker died; not graded: {', '.join(t.id for t in left)}")
         return graded
 
     def environment(self) -> dict[str, Any]:

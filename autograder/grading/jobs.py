@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import queue
 import shutil
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from autograder.errors import TransportError, WorkerDied
 from autograder.grading.records import collect_output, ended_early, format_error, read_tensor_file, seconds_of
@@ -24,6 +26,8 @@ IMPORT_TIMEOUT = 30.0
 
 OUTPUT_PER_CHECK = 4096
 
+
+Item = TypeVar("Item")
 
 # Reads one check's record of a finished job into its result (``base``, status ERROR until read).
 ReadCheck = Callable[[Check, int, dict[str, Any], JobResult, CheckResult], CheckResult]
@@ -70,6 +74,59 @@ class Jobs:
     def started_zygote(self) -> Zygote:
         """A zygote already started (the first if none is): jobs that run alone need not wait for a cold one."""
         return next((z for z in self.zygotes if z.started), self.zygotes[0])
+
+    def serve(self, items: list[Item], run: Callable[[Item, Zygote], None], workers: int | None = None) -> list[Item]:
+        """Run ``run(item, zygote)`` for every item on several zygotes at once, one item per zygote at a time.
+
+        The first item goes to a zygote already started; the others start meanwhile and take the next items
+        (give the items longest first). An item whose worker dies is handed back for another worker.
+
+        Args:
+            items: The work, in the order it should start.
+            run: Runs one item on one zygote.
+            workers: How many zygotes to use (default: all).
+
+        Returns:
+            The items no worker could run (every worker died), in no particular order.
+        """
+        first = self.started_zygote()
+        zygotes = ([first] + [z for z in self.zygotes if z is not first])[: workers or len(self.zygotes)]
+        pending: queue.SimpleQueue[Item] = queue.SimpleQueue()
+        for item in items[1:]:
+            pending.put(item)
+
+        def loop(zygote: Zygote, item: Item | None) -> None:
+            try:
+                while item is None and not zygote.wait_ready(0.2):
+                    if pending.empty():
+                        return  # the others did everything while this one started
+            except WorkerDied:
+                return  # the others run the rest
+            while True:
+                if item is None:
+                    try:
+                        item = pending.get_nowait()
+                    except queue.Empty:
+                        return
+                try:
+                    run(item, zygote)
+                except WorkerDied:
+                    pending.put(item)  # this worker is gone; another one runs it
+                    return
+                item = None
+
+        if not items:
+            return []
+        if len(zygotes) == 1 or len(items) == 1:
+            loop(first, items[0])
+        else:
+            with ThreadPoolExecutor(len(zygotes)) as pool:
+                for future in [pool.submit(loop, z, items[0] if i == 0 else None) for i, z in enumerate(zygotes)]:
+                    future.result()
+        left: list[Item] = []
+        while not pending.empty():
+            left.append(pending.get_nowait())
+        return left
 
     def job(self, prepared: PreparedSubmission, extra: dict[str, Any]) -> dict[str, Any]:
         """A job on a fresh copy of the submission's work folder (a job may write to it; the next sees none of it)."""

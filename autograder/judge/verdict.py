@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,36 @@ from autograder.spec.mutation import Mutation, apply_mutation
 from autograder.spec.reference import load_package
 
 REFERENCE_LOCK = threading.RLock()  # torch's global state is process-wide: one probe at a time
+
+
+def matching_mistakes(actual: dict[str, Any], candidates: Iterable[tuple[Mutation, dict[str, Any] | None]],
+                      tolerance: str) -> Iterator[Mutation]:
+    """The known mistakes whose outputs match the student's, in order (lazily: a caller taking the first computes
+    no more candidates than it needs). A candidate whose outputs are None (it cannot run there) never matches."""
+    for mistake, wrong in candidates:
+        if wrong is not None and not compare_outputs(wrong, actual, tolerance):
+            yield mistake
+
+
+def unambiguous_mistake(actual: dict[str, Any], expected: dict[str, Any],
+                        candidates: Iterable[tuple[Mutation, dict[str, Any] | None]],
+                        tolerance: str) -> Mutation | None:
+    """The known mistake the student's outputs match on inputs that tell it apart, or None.
+
+    What ``grader show`` names under a figure: only mistakes whose outputs differ from the reference's on these
+    inputs count (one the inputs cannot show is never named), and a name is given only when every match gives the
+    same hint (two mistakes these inputs cannot tell apart name none).
+
+    Args:
+        actual: The student's outputs.
+        expected: The reference's outputs on the same inputs.
+        candidates: Each known mistake with its outputs on the same inputs (None if it cannot run there).
+        tolerance: The comparison's tolerance (autograder.judge.compare.TOLERANCES).
+    """
+    visible = [(m, wrong) for m, wrong in candidates
+               if wrong is not None and compare_outputs(expected, wrong, tolerance)]
+    matches = list(matching_mistakes(actual, visible, tolerance))
+    return matches[0] if matches and len({m.hint for m in matches}) == 1 else None
 
 
 class LazyOutputs(Mapping):
@@ -137,11 +167,9 @@ class Judge:
         """Name the known mistake of this task whose outputs match the student's, if any."""
         if not check.diagnose:
             return ""
-        for mistake in (m for m in self.mistakes if m.task == check.task):
-            wrong = self._mistake_outputs(mistake, check, seed)
-            if wrong is not None and not compare_outputs(wrong, actual, check.tolerance):
-                return mistake.hint
-        return ""
+        candidates = ((m, self._mistake_outputs(m, check, seed)) for m in self.mistakes if m.task == check.task)
+        first = next(matching_mistakes(actual, candidates, check.tolerance), None)
+        return first.hint if first is not None else ""
 
     def _mistake_outputs(self, mistake: Mutation, check: Check, seed: int) -> dict[str, Any] | None:
         """What the known mistake outputs on this check (cached; None if it cannot run on this probe)."""

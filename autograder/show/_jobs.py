@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from autograder.grading.jobs import CheckBatch, Jobs, read_outputs
@@ -18,14 +19,15 @@ from autograder.submission.package import PreparedSubmission
 
 from .catalog import API_MODULE, API_SOURCE, Catalog, FigureFile
 from .figures import Probe
-from .run import _STATUS, OK, ProbeResult
+from .outcome import OK, STATUS, ProbeResult
 
 
 class FigureJobs:
     """Runs an assignment's figure probes as the checks of pseudo-tasks (one per figure file and timeout).
 
     No hidden check, reference or mistake is loaded: a student's copy of the grader has none, and figures draw
-    the student's code alone. The decoded outputs of each probe are captured as plain data.
+    the code they are given alone (the student's; on the instructor's side ``diagnose.py`` also gives it the
+    reference and the known mistakes, as submissions). The decoded outputs of each probe are captured as plain data.
 
     Args:
         assignment: The assignment.
@@ -40,7 +42,6 @@ class FigureJobs:
         self.tasks: list[Task] = []
         self.probes: dict[str, list[Check]] = {}
         self.batches: dict[str, CheckBatch] = {}
-        self.captured: dict[str, dict[str, Any]] = {}
         for file in catalog.files:
             for timeout, probes in itertools.groupby(sorted(file.probes, key=lambda p: -p.timeout),
                                                      key=lambda p: p.timeout):
@@ -59,33 +60,40 @@ class FigureJobs:
         """The student modules that cannot be imported (see :meth:`Jobs.probe_imports`)."""
         return self.jobs.probe_imports(prepared, printed)
 
-    def started_zygote(self) -> Zygote:
-        """A zygote already started (the first if none is)."""
-        return self.jobs.started_zygote()
-
-    def _read(self, check: Check, seed: int, record: dict[str, Any], result: JobResult,
-              base: CheckResult) -> CheckResult:
-        """Capture a probe's decoded outputs (untrusted bytes, decoded here as for grading); nothing is judged."""
-        outputs = read_outputs(record, result, base)
-        if outputs is None:
-            return base
-        self.captured[check.name] = dict(outputs)
-        return replace(base, status=PASSED)
-
     def run_task(self, task: Task, prepared: PreparedSubmission, broken: dict[str, str], printed: list[str],
-                 zygote: Zygote, on_result: Callable[[str, ProbeResult], None] | None = None) -> dict[str, ProbeResult]:
-        """Run a pseudo-task's probes; a probe that hangs or crashes costs itself only (the rest get a fresh job).
-        ``on_result(name, result)`` hears of each probe as soon as its job ends (the parent draws meanwhile)."""
-        pending = [(check, derive_seed(self.assignment.seed, check.name)) for check in self.probes[task.id]]
+                 zygote: Zygote, on_result: Callable[[str, ProbeResult], None] | None = None,
+                 only: set[str] | None = None) -> dict[str, ProbeResult]:
+        """Run a pseudo-task's probes (or those named in ``only``); a probe that hangs or crashes costs itself only
+        (the rest get a fresh job). ``on_result(name, result)`` hears of each probe as soon as its job ends (the
+        parent draws meanwhile). Safe to call from several threads at once, on different zygotes."""
+        pending = [(check, derive_seed(self.assignment.seed, check.name)) for check in self.probes[task.id]
+                   if only is None or probe_name(check) in only]
+        captured: dict[str, dict[str, Any]] = {}
         results: dict[str, ProbeResult] = {}
         while pending:
-            done = self.jobs.run_checks(self.batches[task.id], pending, prepared, broken, printed, self._read, zygote)
+            done = self.jobs.run_checks(self.batches[task.id], pending, prepared, broken, printed,
+                                        partial(_capture, captured), zygote)
             for (check, _), result in zip(pending, done):
-                name = check.name.split(".", 1)[1]
-                status = _STATUS.get(result.status, "error")
-                outputs = self.captured.pop(check.name, {}) if status == OK else {}
-                results[name] = ProbeResult(status, "" if status == OK else result.message, outputs, result.seconds)
+                status = STATUS.get(result.status, "error")
+                outputs = captured.pop(check.name, {}) if status == OK else {}
+                results[probe_name(check)] = ProbeResult(status, "" if status == OK else result.message, outputs,
+                                                         result.seconds)
                 if on_result is not None:
-                    on_result(name, results[name])
+                    on_result(probe_name(check), results[probe_name(check)])
             pending = pending[len(done):]
         return results
+
+
+def probe_name(check: Check) -> str:
+    """The probe's name from its check's (``figures.<probe>``)."""
+    return check.name.split(".", 1)[1]
+
+
+def _capture(captured: dict[str, dict[str, Any]], check: Check, seed: int, record: dict[str, Any], result: JobResult,
+             base: CheckResult) -> CheckResult:
+    """Capture a probe's decoded outputs (untrusted bytes, decoded here as for grading); nothing is judged."""
+    outputs = read_outputs(record, result, base)
+    if outputs is None:
+        return base
+    captured[check.name] = dict(outputs)
+    return replace(base, status=PASSED)

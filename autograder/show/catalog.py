@@ -96,6 +96,11 @@ def _load_file(assignment: Assignment, name: str) -> FigureFile:
         problem = api.check_name(item.name)
         if problem:
             raise AssignmentError(f"{name}: {problem}")
+    for item in probes:
+        unknown = [task for task in item.tasks if task not in assignment.task_ids]
+        if unknown:
+            raise AssignmentError(f"{name}: probe {item.name} names unknown tasks {unknown} "
+                                  f"(tasks of {assignment.name}: {', '.join(assignment.task_ids)})")
     for figure in found:
         if not any(figure.probe is p for p in probes):
             raise AssignmentError(f"{name}: figure {figure.name} draws a probe declared in another file")

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure as Canvas
 
 from .figures import Data, Figure, Notes, Unusable
 from .panel import DRAWN, PLACEHOLDER, Panel
-from .run import OK, ProbeResult
+from .outcome import OK, ProbeResult
 
 DPI = 100
 NAN_COLOUR = "#ff4fd8"

@@ -58,12 +58,16 @@ class Probe:
         function: ``function(impl, ctx) -> dict`` of plain outputs.
         timeout: Wall-clock seconds the probe may take (a hang costs the figures of this probe only).
         description: What the probe runs, in words (shown when it fails).
+        tasks: The tasks whose known mistakes may explain what its figures show wrong: where the grading material
+            is present (the instructor's copy), a figure with a ✗ note names the one mistake of these tasks that
+            the student's numbers match (``autograder/show/diagnose.py``); nowhere else is a cause named.
     """
 
     name: str
     function: Callable[[Any, Context], Mapping[str, Any]]
     timeout: float = DEFAULT_TIMEOUT
     description: str = ""
+    tasks: tuple[str, ...] = ()
 
     @property
     def __check__(self) -> Check:
@@ -94,12 +98,15 @@ class Figure:
     size: tuple[float, float] = (8.0, 3.6)
 
 
-def probe(timeout: float = DEFAULT_TIMEOUT, description: str = "") -> Callable[[Callable[..., Any]], Probe]:
+def probe(timeout: float = DEFAULT_TIMEOUT, description: str = "",
+          tasks: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], Probe]:
     """Declare the decorated ``(impl, ctx) -> dict`` function as a probe run in the sandbox.
 
     Args:
         timeout: Wall-clock seconds it may take.
         description: What it runs (default: the docstring's first line).
+        tasks: Task ids whose known mistakes may explain its outputs (see :class:`Probe`); each known mistake costs
+            one extra sandboxed run of the probe when a figure shows something wrong, so keep slow probes out.
 
     Returns:
         A decorator returning the :class:`Probe`.
@@ -107,7 +114,8 @@ def probe(timeout: float = DEFAULT_TIMEOUT, description: str = "") -> Callable[[
 
     def decorate(function: Callable[..., Any]) -> Probe:
         text = description or (function.__doc__ or function.__name__).strip().splitlines()[0]
-        return Probe(name=function.__name__, function=function, timeout=float(timeout), description=text)
+        return Probe(name=function.__name__, function=function, timeout=float(timeout), description=text,
+                     tasks=tuple(tasks))
 
     return decorate
 
@@ -140,7 +148,12 @@ def figure(source: Probe, title: str, caption: str,
 
 @dataclass
 class Notes:
-    """Observations listed under a figure, each marked ✓ (as the notes say), ✗ (not as they say) or plain."""
+    """Observations listed under a figure, each marked ✓ (as the notes say), ✗ (not as they say) or plain.
+
+    A note states what the figure's own inputs show ("rows sum to 0.05 … 1, not 1"), never a guessed cause: the
+    cause of a ✗ is named only by the judge's known mistakes (``Panel.diagnosis``, see ``show/diagnose.py``), and
+    a ✓ only for a property the probe's inputs can test.
+    """
 
     items: list[tuple[str, str]] = field(default_factory=list)
 

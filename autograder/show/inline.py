@@ -8,14 +8,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .page import MARKS
-from .panel import DRAWN, Panel
+from .panel import DIAGNOSIS, DRAWN, Panel
 
 if TYPE_CHECKING:
     from .render import Rendered
 
 # A notebook's output area ignores the page's stylesheet (and sanitises <style> in some front ends): styles inline.
 REASON_STYLE = "color:#8a5a00"
-NOTE_STYLES = {"ok": "color:#17692c", "bad": "color:#a4161a;font-weight:600", "info": "color:#333"}
+NOTE_STYLES = {"ok": "color:#17692c", "bad": "color:#a4161a;font-weight:600", "info": "color:#333",
+               DIAGNOSIS: "color:#5a3d8a"}
 
 
 # The concrete class (PosixPath here): Path itself cannot be subclassed before Python 3.12.
@@ -118,7 +119,7 @@ def _section(panel: Panel, folder: Path, expected: str | None = None) -> str:
                 f"<figcaption>expected (the reference solution's figure)</figcaption></figure>\n</div>\n")
     reason = f'<p style="{REASON_STYLE}">Not drawn: {escape(panel.reason)}</p>\n' if panel.status != DRAWN else ""
     notes = "".join(f'<li style="{NOTE_STYLES.get(kind, "")}">{MARKS.get(kind, "•")} {escape(text)}</li>\n'
-                    for kind, text in panel.notes)
+                    for kind, text in panel.lines())
     return (f"<h4>{escape(figure.title)}</h4>\n<p>{escape(figure.caption)}</p>\n{body}{reason}"
             + (f'<ul style="list-style:none;padding-left:0">\n{notes}</ul>\n' if notes else ""))
 

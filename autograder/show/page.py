@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from .panel import DRAWN, Panel
+from .panel import DIAGNOSIS, DRAWN, Panel
 
-MARKS = {"ok": "✓", "bad": "✗", "info": "•"}
+MARKS = {"ok": "✓", "bad": "✗", "info": "•", DIAGNOSIS: "→"}
 # Marks images that did not load, and records load results and script errors on <html> (the browser test reads
 # them): a page whose picture is missing says so instead of showing an empty frame.
 SCRIPT = """
@@ -37,6 +37,7 @@ section { border-top: 1px solid #ddd; padding: .6em 0 1em; }
 figcaption { font-size: .85em; color: #666; }
 ul.notes { list-style: none; padding-left: 0; margin: .4em 0; }
 li.ok { color: #17692c; } li.bad { color: #a4161a; font-weight: 600; } li.info { color: #333; }
+li.diagnosis { color: #5a3d8a; }
 .reason { color: #8a5a00; }
 .summary li { margin: .1em 0; }
 pre { background: #f6f6f6; padding: .6em; overflow-x: auto; max-height: 20em; }
@@ -105,7 +106,8 @@ def _section(panel: Panel, expected: str | None) -> str:
     if expected:
         images += _image(expected, "expected (the reference solution's figure)", f"{figure.title}, expected")
     reason = f'<p class="reason">{escape(panel.reason)}</p>\n' if panel.reason else ""
-    notes = "".join(f'<li class="{kind}">{MARKS.get(kind, "•")} {escape(text)}</li>\n' for kind, text in panel.notes)
+    notes = "".join(f'<li class="{kind}">{MARKS.get(kind, "•")} {escape(text)}</li>\n'
+                    for kind, text in panel.lines())
     return (f'<section id="{escape(figure.name)}">\n<h2>{escape(figure.title)}</h2>\n'
             f'<p class="caption">{escape(figure.caption)}</p>\n<div class="images">\n{images}</div>\n{reason}'
             + (f'<ul class="notes">\n{notes}</ul>\n' if notes else "") + "</section>\n")

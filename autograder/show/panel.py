@@ -10,6 +10,7 @@ if TYPE_CHECKING:  # the figures API imports torch; the page and the command nee
 
 DRAWN, PLACEHOLDER = "drawn", "placeholder"
 OK = "ok"
+DIAGNOSIS = "diagnosis"  # the kind of the line that names a cause: only from Panel.diagnosis, never from a figure
 
 
 @dataclass
@@ -23,6 +24,8 @@ class Panel:
         reason: Why a placeholder stands instead of the figure (``""`` when drawn).
         notes: ``(kind, text)`` observations (kind ``ok``, ``bad`` or ``info``).
         probe_status: How the probe went (``ok``, ``not implemented``, ``error``, ``timeout``, ``not run``).
+        diagnosis: The hint of the known mistake the student's numbers match, set only by
+            ``show/diagnose.py`` from the judge (instructor side); ``""`` when none is named.
     """
 
     figure: Figure
@@ -31,3 +34,9 @@ class Panel:
     reason: str = ""
     notes: list[tuple[str, str]] = field(default_factory=list)
     probe_status: str = OK
+    diagnosis: str = ""
+
+    def lines(self) -> list[tuple[str, str]]:
+        """What is listed under the figure, ``(kind, text)``: the figure's notes, then the diagnosis if any (every
+        view of a panel lists these, so a cause is shown only where the judge named one)."""
+        return self.notes + ([(DIAGNOSIS, f"Diagnosis: {self.diagnosis}")] if self.diagnosis else [])

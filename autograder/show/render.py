@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import queue
 import shutil
 import time
@@ -17,18 +18,21 @@ from autograder.util.targets import output_folder
 
 from .page import PageInfo, render_page, write_page
 from .panel import DRAWN, Panel
-from .run import ProbeResult, RunOutcome, run_probes, start_workers, stop_workers
+from .outcome import ProbeResult, RunOutcome
+from .run import run_probes, start_workers, stop_workers
 
 if TYPE_CHECKING:
     from autograder.sandbox.host import Zygote
 
     from .catalog import Catalog
+    from .diagnose import Diagnoser
     from .figures import Figure
 
 # Importing this module does not import torch or matplotlib: render_figures starts the sandboxed workers first, so
 # the parent's heavy imports (the catalog, the drawing) overlap the workers' own start.
 
 POLL_SECONDS = 0.2
+DIAGNOSIS_MODULE = "autograder.show.diagnose"
 
 EXPECTED_SUBFOLDER = "expected"
 
@@ -135,11 +139,14 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
                                   zygotes or own)
             drawn = _draw_as_they_arrive(catalog, arrived, running, folder)
         outcome = running.result()
+        panels = [drawn.get(figure.name) or _draw(figure, outcome.probes.get(figure.probe.name), folder)
+                  for figure in catalog.figures]
+        diagnoser = grading_diagnoser(spec, catalog)
+        if diagnoser is not None:
+            diagnoser.diagnose(panels, outcome, zygotes or own)
     finally:
         if own is not None:
             stop_workers(own)
-    panels = [drawn.get(figure.name) or _draw(figure, outcome.probes.get(figure.probe.name), folder)
-              for figure in catalog.figures]
     show_expected = catalog.show_expected if expected is None else expected
     beside = _copy_expected(expected_folder or catalog.expected, catalog, folder) if show_expected else {}
     info = PageInfo(assignment=spec.name, title=spec.title, source=source or str(work), isolation=outcome.isolation,
@@ -191,6 +198,23 @@ def declares_figures(assignment: Assignment) -> bool:
         return isinstance(load_toml(assignment.root / MANIFEST).get("figures"), dict)
     except Exception:  # noqa: BLE001 - load_catalog reports the manifest's problem in one line
         return False
+
+
+def grading_diagnoser(assignment: Assignment, catalog: Catalog) -> Diagnoser | None:
+    """The judge's diagnosis of what the figures show wrong, where the grading material is present (the
+    instructor's copy); None in the student release, which names no cause.
+
+    ``show/diagnose.py`` is imported by name, not by an import statement: the release's static closure
+    (``authoring/closure.py``) then leaves it out of the student's copy, with the judge it imports, so a cause
+    cannot be named there even if the assignment's known mistakes were copied beside it.
+    """
+    try:
+        module = importlib.import_module(DIAGNOSIS_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name != DIAGNOSIS_MODULE:
+            raise  # the instructor's copy with a broken dependency: say so, never drop the diagnosis silently
+        return None  # the student release
+    return module.Diagnoser.where_material(assignment, catalog)
 
 
 def _prepare_folder(folder: Path, catalog: Catalog) -> None:

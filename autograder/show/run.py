@@ -8,20 +8,17 @@ nothing else crosses back. No reference code is sent to the worker and none is l
 
 from __future__ import annotations
 
-import queue
 import shutil
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autograder.errors import WorkerDied
-from autograder.reports.results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, TIMEOUT
 from autograder.sandbox.host import Zygote, describe_isolation, new_scratch, start_zygotes
 from autograder.spec.assignment import Assignment, Task
 from autograder.submission.package import prepare_submission
+
+from .outcome import ProbeResult, RunOutcome
 
 if TYPE_CHECKING:
     from ._jobs import FigureJobs
@@ -29,45 +26,6 @@ if TYPE_CHECKING:
 
 # Importing this module does not import torch (grading, the probe API and the catalog do): the workers can be
 # started first, so their torch import overlaps the parent's (see start_workers).
-
-OK, NOT_RUN = "ok", "not run"
-_STATUS = {PASSED: OK, FAILED: OK, NOT_IMPLEMENTED: "not implemented", ERROR: "error", TIMEOUT: "timeout"}
-
-
-@dataclass
-class ProbeResult:
-    """How one probe went.
-
-    Attributes:
-        status: ``ok``, ``not implemented``, ``error``, ``timeout`` or ``not run``.
-        message: Why it did not give outputs (the student's exception, the time limit), else ``""``.
-        outputs: The decoded plain outputs (empty unless ``ok``).
-        seconds: Time the probe took in the worker.
-    """
-
-    status: str
-    message: str = ""
-    outputs: dict[str, Any] = field(default_factory=dict)
-    seconds: float = 0.0
-
-
-@dataclass
-class RunOutcome:
-    """Every probe's result for one submission, and what the page should say about the run.
-
-    Attributes:
-        probes: Probe name to its result.
-        notes: Missing files, modules that could not be imported.
-        printed: What the student's code printed (truncated).
-        isolation: The sandbox tier the code ran under.
-        seconds: Wall time of the whole run.
-    """
-
-    probes: dict[str, ProbeResult]
-    notes: list[str] = field(default_factory=list)
-    printed: str = ""
-    isolation: str = ""
-    seconds: float = 0.0
 
 
 def run_probes(assignment: Assignment, catalog: Catalog, submission: Path, workers: int = 2,
@@ -136,27 +94,11 @@ def stop_workers(zygotes: list[Zygote]) -> None:
 
 def _serve(jobs: FigureJobs, prepared: Any, broken: dict[str, str], printed: list[str],
            on_result: Callable[[str, ProbeResult], None] | None) -> dict[str, ProbeResult]:
-    """Run the pseudo-tasks on every zygote, longest timeout first (the started zygote takes the first)."""
-    pending: queue.SimpleQueue[Task] = queue.SimpleQueue()
-    for task in sorted(jobs.tasks, key=lambda t: -t.timeout):
-        pending.put(task)
+    """Run the pseudo-tasks on every zygote, longest timeout first, by the grader's own scheduler."""
     results: dict[str, ProbeResult] = {}
 
-    def serve(zygote: Zygote) -> None:
-        while True:
-            try:
-                task = pending.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                results.update(jobs.run_task(task, prepared, broken, printed, zygote, on_result))
-            except WorkerDied:
-                pending.put(task)  # this worker is gone; another one runs it
-                return
+    def run(task: Task, zygote: Zygote) -> None:
+        results.update(jobs.run_task(task, prepared, broken, printed, zygote, on_result))
 
-    first = jobs.started_zygote()
-    order = [first] + [z for z in jobs.zygotes if z is not first]
-    with ThreadPoolExecutor(len(order)) as pool:
-        for future in [pool.submit(serve, zygote) for zygote in order]:
-            future.result()
+    jobs.jobs.serve(sorted(jobs.tasks, key=lambda t: -t.timeout), run)  # what no worker ran is drawn as "not run"
     return results

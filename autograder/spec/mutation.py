@@ -130,3 +130,9 @@ def apply_mutation(reference: Path, mutation: Mutation, destination: Path) -> Pa
                                   f"{edit.file} (expected exactly once); update the mutation")
         path.write_text(text.replace(edit.old, edit.new))
     return destination
+
+
+def diagnosable_mistakes(assignment: Assignment) -> list[Mutation]:
+    """The known mistakes a diagnosis may name (they carry a hint and are not excluded from diagnosis), of the
+    tasks the assignment has: what the judge compares a failed check's outputs with, and ``grader show`` too."""
+    return [m for m in load_mutations(assignment, "mistakes", present_tasks_only=True) if m.diagnose and m.hint]

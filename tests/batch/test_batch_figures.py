@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import shutil
 import sqlite3
 import stat
@@ -21,6 +23,7 @@ from autograder.gradebook.store import Outcome
 from autograder.reports.results import GradeReport, TaskResult
 from autograder.show.render import declares_figures
 from autograder.spec.assignment import Assignment, load_assignment
+from autograder.spec.mutation import apply_mutation, load_mutations
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -122,12 +125,18 @@ def test_summary_counts_pages_and_failures() -> None:
 
 # -- slow: a real class of assignment2 -----------------------------------------------------------------------------
 
+BOB_MISTAKE = "soft_attention_scaled"  # a known mistake the soft-attention figure can show
+
+
 def _assignment2_class(root: Path) -> Path:
-    """alice: the reference; bob: the reference with a syntax error in one module; carol: the template."""
+    """alice: the reference; bob: the reference with a known mistake and a syntax error in another module;
+    carol: the template."""
     for student, source in [("alice", ROOT / "reference_solutions" / "assignment2"),
-                            ("bob", ROOT / "reference_solutions" / "assignment2"),
                             ("carol", ROOT / "student_template" / "assignment2")]:
         shutil.copytree(source, root / student / "assignment2")
+    a2 = load_assignment("assignment2")
+    apply_mutation(a2.reference, next(m for m in load_mutations(a2, "mistakes") if m.id == BOB_MISTAKE),
+                   root / "bob" / "assignment2")
     with open(root / "bob" / "assignment2" / "modules.py", "a") as handle:
         handle.write("\ndef broken(:\n")
     return root
@@ -170,7 +179,13 @@ def test_every_student_gets_figures_beside_their_feedback(figures_class: tuple[P
         assert f"({student}-figures/index.html)" in (feedback / f"{student}.md").read_text()
     alice = json.loads((feedback / "alice-figures" / FIGURE_STAMP).read_text())
     assert alice["panels"] and all(p["status"] == "drawn" for p in alice["panels"])
-    assert "could not be imported" in (feedback / "bob-figures" / "index.html").read_text()
+    bob_page = (feedback / "bob-figures" / "index.html").read_text()
+    assert "could not be imported" in bob_page
+    # the cause under bob's figure is the judge's, the hint his feedback gives for the same code
+    hint = next(m.hint for m in load_mutations(load_assignment("assignment2"), "mistakes") if m.id == BOB_MISTAKE)
+    assert re.findall(r'<li class="diagnosis">→ Diagnosis: (.*?)</li>', bob_page) == [html.escape(hint)]
+    assert hint in (feedback / "bob.md").read_text()
+    assert not [p for p in ("alice", "carol") if "Diagnosis:" in (feedback / f"{p}-figures" / "index.html").read_text()]
     assert "**Score:" in (feedback / "bob.md").read_text()
     files = [p for p in feedback.rglob("*") if p.is_file()]
     assert {stat.S_IMODE(p.stat().st_mode) for p in files} == {0o644}

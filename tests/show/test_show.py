@@ -24,7 +24,7 @@ from autograder.show.figures import NOTE_OK
 from autograder.show.page import PageInfo, render_page
 from autograder.show.panel import DRAWN, PLACEHOLDER
 from autograder.show.render import render_expected, render_figures
-from autograder.show.run import ProbeResult
+from autograder.show.outcome import ProbeResult
 from autograder.spec.assignment import load_assignment
 
 REPO = Path(__file__).resolve().parents[2]
@@ -104,13 +104,13 @@ def test_an_assignment_without_figures_is_a_one_line_error(a3, tmp_path):
 
 
 def test_nan_outputs_are_drawn_with_a_note(a3_catalog, tmp_path):
-    weights = torch.full((1, 1, 6, 6), 1 / 6)
-    causal = torch.tril(torch.ones(6, 6)).div(torch.arange(1, 7)[:, None]).reshape(1, 1, 6, 6)
+    weights = torch.full((1, 3, 6, 6), 1 / 6)
+    causal = torch.tril(torch.ones(6, 6)).div(torch.arange(1, 7)[:, None]).expand(1, 3, 6, 6).clone()
     causal[0, 0, 3, 1] = math.nan
     result = ProbeResult("ok", outputs={"weights": weights, "causal weights": causal})
     panel = draw_panel(_figure(a3_catalog, "attention_weights"), result, tmp_path)
     assert panel.status == DRAWN and (tmp_path / panel.image).stat().st_size > 1000
-    assert ("bad", "causal weights: 1 of 36 values are NaN (magenta cells in maps, gaps in curves)") in panel.notes
+    assert ("bad", "causal weights: 1 of 108 values are NaN (magenta cells in maps, gaps in curves)") in panel.notes
 
 
 def test_an_all_nan_table_earns_no_check_mark(a3_catalog, tmp_path):
@@ -130,10 +130,10 @@ def test_a_size_that_is_not_a_number_is_named_by_the_probe(a3_catalog):
 
 
 def _six_tokens(scale: float) -> ProbeResult:
-    """The six-token probe's outputs, the weights computed with the scores divided by ``scale``."""
+    """The six-token probe's outputs (three heads), the weights computed with the scores divided by ``scale``."""
     generator = torch.Generator().manual_seed(0)
-    q, k = (torch.randn(1, 1, 6, 8, generator=generator) for _ in range(2))
-    v = torch.randn(1, 1, 6, 5, generator=generator)
+    q, k = (torch.randn(1, 3, 6, 8, generator=generator) for _ in range(2))
+    v = torch.randn(1, 3, 6, 5, generator=generator)
     scores = q @ k.transpose(-2, -1) / scale
     weights = torch.softmax(scores, dim=-1)
     causal = torch.softmax(scores.masked_fill(torch.ones(6, 6, dtype=torch.bool).triu(1), -math.inf), dim=-1)
@@ -145,14 +145,16 @@ def test_the_docstring_formula_is_checked_on_the_probe_inputs(a3_catalog, tmp_pa
     figure = _figure(a3_catalog, "attention_weights")
     right = draw_panel(figure, _six_tokens(math.sqrt(8)), tmp_path)
     assert not [text for kind, text in right.notes if kind == "bad"], right.notes
-    assert (NOTE_OK, "without mask: the weights are softmax(q kᵀ / √d_k), as the docstring says") in right.notes
+    assert (NOTE_OK, "without mask: the weights are softmax(q kᵀ / √d_k) in each of the three heads, as the "
+                     "docstring says") in right.notes
     unscaled = draw_panel(figure, _six_tokens(1.0), tmp_path)
-    assert any(kind == "bad" and "match the scores divided by nothing (no scaling) instead" in text
-               for kind, text in unscaled.notes), unscaled.notes
+    scale_notes = [(kind, text) for kind, text in unscaled.notes if "√d_k" in text]
+    assert [kind for kind, _ in scale_notes] == ["bad"] and "differ from softmax" in scale_notes[0][1]
+    assert "divided by" not in scale_notes[0][1]  # the figure states what differs; only the judge names a cause
 
 
 def test_a_mask_that_lets_queries_see_the_future_is_named(a3_catalog, tmp_path):
-    leaky = torch.full((1, 1, 6, 6), 1 / 6)
+    leaky = torch.full((1, 3, 6, 6), 1 / 6)
     panel = draw_panel(_figure(a3_catalog, "attention_weights"), ProbeResult(
         "ok", outputs={"weights": leaky, "causal weights": leaky}), tmp_path)
     assert any(kind == "bad" and "largest weight above the diagonal 0.17" in text and "see the future" in text
@@ -160,7 +162,7 @@ def test_a_mask_that_lets_queries_see_the_future_is_named(a3_catalog, tmp_path):
 
 
 @pytest.mark.parametrize("outputs, reason", [
-    ({"weights": torch.ones(6, 6), "causal weights": torch.ones(6, 6)}, "expected shape (1, 1, 6, 6), got (6, 6)"),
+    ({"weights": torch.ones(6, 6), "causal weights": torch.ones(6, 6)}, "expected shape (1, 3, 6, 6), got (6, 6)"),
     ({"weights": Foreign("numpy.ndarray", "object")}, "expected a tensor, got numpy.ndarray (object)"),
     ({}, "no such output came back"),
 ])
@@ -297,7 +299,7 @@ def _broken_submission(reference: Path, folder: Path) -> Path:
     shutil.copytree(reference, package)
     edits = {
         "attention.py": ("    n, m = q.shape[-2], k.shape[-2]\n",
-                         "    n, m = q.shape[-2], k.shape[-2]\n    while q.shape[-3:] == (1, 6, 8):\n        pass\n"),
+                         "    n, m = q.shape[-2], k.shape[-2]\n    while q.shape[-3:] == (3, 6, 8):\n        pass\n"),
         "positions.py": ("    return table.to(torch.float32)",
                          ("    table[7, 5] = float('nan')\n    return table.to(torch.float32)")),
         "kv_cache.py": ("    return torch.cat(outputs, dim=1)\n    ### END SOLUTION\n\n\ndef decode_without_cache",

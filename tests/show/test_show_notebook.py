@@ -131,7 +131,7 @@ def _rendered(folder: Path) -> Rendered:
 def _uniform():
     import torch
 
-    return torch.full((1, 1, 6, 6), 1 / 6)
+    return torch.full((1, 3, 6, 6), 1 / 6)
 
 
 def test_the_inline_view_embeds_drawn_figures_and_escapes_the_rest(tmp_path):

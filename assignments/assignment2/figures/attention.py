@@ -30,7 +30,7 @@ def _rows_sum_to_one(notes, weights, what):
     notes.check(worst < 1e-6, f"{what}: every row sums to 1", f"{what}: rows are off 1 by up to {worst:.3g}")
 
 
-@probe(timeout=10)
+@probe(timeout=10, tasks=("soft_attention",))
 def notes_example(impl, ctx):
     """soft_attention on the notes' example q = (0.9, 0.1, 0.8) and h1, h2, h3."""
     context, weights = impl.numpy_attention.soft_attention(QUERY.copy(), STATES.copy())
@@ -64,14 +64,13 @@ def soft_attention_weights(data, fig, notes):
     notes.check(bool(torch.allclose(weights, expected, atol=5e-4)),
                 f"weights {', '.join(f'{w:.3f}' for w in weights.tolist())}: h3 the largest, about 0.52, as in "
                 f"the notes",
-                f"weights {', '.join(f'{w:.3g}' for w in weights.tolist())}, the notes give 0.282, 0.193, 0.525 "
-                f"(scores are plain dot products h_i · q, no scaling)")
+                f"weights {', '.join(f'{w:.3g}' for w in weights.tolist())}, the notes give 0.282, 0.193, 0.525")
     average = weights @ states
     notes.check(bool(torch.allclose(context, average, atol=1e-6)), "the context is Σ weight_i h_i",
                 "the context is not the weighted average Σ weight_i h_i of the states")
 
 
-@probe(timeout=10)
+@probe(timeout=10, tasks=("self_attention",))
 def five_tokens(impl, ctx):
     """self_attention on 5 tokens of 3 features."""
     X = ctx.randn(TOKENS, FEATURES).double().numpy()
@@ -100,13 +99,12 @@ def self_attention_weights(data, fig, notes):
     formula = torch.softmax(scores, dim=-1)
     worst = float((weights - formula).abs().nan_to_num(nan=float("inf")).max())
     notes.check(worst < 1e-6, "the weights are softmax(X Xᵀ) over the last axis (no scaling)",
-                f"the weights differ from softmax(X Xᵀ) by up to {worst:.3g} (no scaling, softmax over the last "
-                f"axis)")
+                f"the weights differ from softmax(X Xᵀ) over the last axis by up to {worst:.3g}")
     notes.check(bool(torch.allclose(Z, weights @ X, atol=1e-6)), "Z = weights · X",
                 "Z is not weights · X")
 
 
-@probe(timeout=10)
+@probe(timeout=10, tasks=("causal_self_attention",))
 def train_and_eval(impl, ctx):
     """CausalSelfAttention(6, 6, context_length=6, dropout=0.5) whose values are the identity, in train and eval."""
     ctx.seed_torch()
@@ -141,7 +139,7 @@ def dropout_weights(data, fig, notes):
     above = float(torch.triu(evaluated, diagonal=1).abs().nan_to_num(nan=1).max())
     notes.check(above == 0, "eval: zero above the diagonal", f"eval: weights above the diagonal up to {above:.2g}")
     notes.check(torch.equal(evaluated, data.tensor("eval again", shape=shape)[0]), "eval mode is deterministic",
-                "eval mode gives different outputs twice in a row: dropout must be off after .eval()")
+                "eval mode gives different outputs twice in a row")
     visible = torch.tril(torch.ones(CONTEXT, CONTEXT, dtype=torch.bool)) & (evaluated > 0)
     kept = visible & (trained != 0)
     scaled = torch.allclose(trained[kept], evaluated[kept] / (1 - DROPOUT), atol=1e-5)
@@ -149,11 +147,10 @@ def dropout_weights(data, fig, notes):
     notes.check(bool(scaled) and 0 < dropped < int(visible.sum()),
                 f"train: {dropped} of {int(visible.sum())} weights dropped, the others doubled",
                 f"train: {dropped} of {int(visible.sum())} weights dropped" + ("" if scaled else
-                ", and the others are not their eval values doubled — dropout belongs on the weights after the "
-                "softmax"))
+                ", and the others are not their eval values doubled"))
 
 
-@probe(timeout=10)
+@probe(timeout=10, tasks=("multi_head_stacked", "multi_head_split", "weight_copy"))
 def two_layouts(impl, ctx):
     """MultiHeadCausalAttentionStacked(8, 8, 6, 2 heads) copied into MultiHeadCausalAttention, both in eval mode."""
     ctx.seed_torch()
@@ -191,7 +188,7 @@ def stacked_and_split(data, fig, notes):
     axes[2].set_title("|stacked − split|", fontsize=10)
     fig.colorbar(image, ax=axes[2], shrink=0.8)
     notes.check(worst < 1e-5, f"same output (largest difference {worst:.1g})",
-                f"the outputs differ by up to {worst:.3g}: the copy or the head layout does not match")
+                f"the outputs differ by up to {worst:.3g}")
     rows = torch.equal(data.tensor("split.W_q.weight", shape=(8, 8)), data.tensor("heads W_q", shape=(8, 8)))
     notes.check(rows, "split.W_q rows 4h … 4h + 3 are head h's W_q",
                 "split.W_q's rows are not the heads' W_q weights in head order")

@@ -35,9 +35,7 @@ def rows_sum_to_one(notes, weights, what, tolerance=1e-4):
     sums = weights.sum(-1)
     worst = float((sums - 1).abs().nan_to_num(nan=float("inf")).max())
     return notes.check(worst <= tolerance, f"{what}: every row sums to 1",
-                       f"{what}: rows sum to {float(sums.min()):.3g} … {float(sums.max()):.3g}, not 1 — the "
-                       f"softmax "
-                       f"must run over the keys (the last dimension)")
+                       f"{what}: rows sum to {float(sums.min()):.3g} … {float(sums.max()):.3g}, not 1")
 
 
 def nothing_above_diagonal(notes, weights, what):
@@ -45,8 +43,7 @@ def nothing_above_diagonal(notes, weights, what):
     above = torch.triu(weights, diagonal=1).nan_to_num(nan=1.0).abs()
     largest = float(above.max())
     return notes.check(largest == 0.0, f"{what}: above the diagonal exactly zero — no query sees the future",
-                       f"{what}: largest weight above the diagonal {largest:.2g} — your mask lets queries see the "
-                       f"future")
+                       f"{what}: largest weight above the diagonal {largest:.2g} — queries see the future")
 
 
 def attempt(outputs, name, call):

@@ -6,13 +6,16 @@ from _drawing import heatmap, nothing_above_diagonal, rows_sum_to_one
 from autograder.show.figures import figure, probe
 
 TOKENS, WIDTH, VALUE_WIDTH, HEADS, HEAD_INPUT_WIDTH = 6, 8, 5, 8, 64
+# Three heads, not one: a scale that involves the number of heads (sqrt(heads * d_k)) equals sqrt(d_k) with one
+# head, so a single head could not test the docstring's formula. Head 0 is drawn; the notes read all three.
+ATTENTION_HEADS = 3
 
 
-@probe(timeout=10)
+@probe(timeout=10, tasks=("attention", "causal_mask"))
 def six_tokens(impl, ctx):
-    """scaled_dot_product_attention on six tokens (d_k = 8, d_v = 5), without and with causal=True."""
-    q, k = (ctx.randn(1, 1, TOKENS, WIDTH) for _ in range(2))
-    v = ctx.randn(1, 1, TOKENS, VALUE_WIDTH)
+    """scaled_dot_product_attention on six tokens in three heads (d_k = 8, d_v = 5), without and with causal=True."""
+    q, k = (ctx.randn(1, ATTENTION_HEADS, TOKENS, WIDTH) for _ in range(2))
+    v = ctx.randn(1, ATTENTION_HEADS, TOKENS, VALUE_WIDTH)
     out, plain = impl.attention.scaled_dot_product_attention(q, k, v)
     causal_out, causal = impl.attention.scaled_dot_product_attention(q, k, v, causal=True)
     # The inputs come back too: the parent checks the docstring's formula on them (public, fixed examples).
@@ -22,13 +25,14 @@ def six_tokens(impl, ctx):
 @figure(six_tokens, "Attention weights of six tokens, without and with the causal mask", caption="""
     Row i shows how query i spreads its attention over the six keys: every row sums to 1. Without a mask any
     query may look at any key. With the causal mask, query i sees only keys 0 … i, so everything above the
-    diagonal is exactly zero and the first row is (1, 0, 0, 0, 0, 0).""")
+    diagonal is exactly zero and the first row is (1, 0, 0, 0, 0, 0). The inputs have three heads; head 0 is
+    drawn, and the notes below hold for all three.""")
 def attention_weights(data, fig, notes):
-    shape = (1, 1, TOKENS, TOKENS)
-    plain, causal = data.tensor("weights", shape=shape)[0, 0], data.tensor("causal weights", shape=shape)[0, 0]
+    shape = (1, ATTENTION_HEADS, TOKENS, TOKENS)
+    plain, causal = data.tensor("weights", shape=shape)[0], data.tensor("causal weights", shape=shape)[0]
     left, right = fig.subplots(1, 2)
-    heatmap(left, plain, "without mask", vmin=0, vmax=1, annotate=True)
-    heatmap(right, causal, "causal=True", vmin=0, vmax=1, annotate=True)
+    heatmap(left, plain[0], "without mask (head 0)", vmin=0, vmax=1, annotate=True)
+    heatmap(right, causal[0], "causal=True (head 0)", vmin=0, vmax=1, annotate=True)
     for ax in (left, right):
         ax.set_xlabel("key j")
         ax.set_ylabel("query i")
@@ -36,42 +40,35 @@ def attention_weights(data, fig, notes):
     rows_sum_to_one(notes, causal, "causal")
     nothing_above_diagonal(notes, causal, "causal")
     if float(torch.triu(plain, diagonal=1).abs().max()) == 0.0:
-        notes.bad("without mask: the weights above the diagonal are zero too — the mask is applied when "
-                  "causal=False")
+        notes.bad("without mask: the weights above the diagonal are zero too, although causal=False")
     if all(name in data for name in ("q", "k", "v")):
         _formula_notes(data, plain, causal, notes)
 
 
-# What a wrong scale gives, to name it (the docstring's formula divides by sqrt(d_k)).
-_SCALES = {"sqrt(d_k)": WIDTH ** 0.5, "nothing (no scaling)": 1.0, "d_k": float(WIDTH),
-           "sqrt(d_v)": VALUE_WIDTH ** 0.5}
-
-
 def _formula_notes(data, plain, causal, notes):
-    """The docstring's formula on the probe's own inputs: weights = softmax(q kᵀ / √d_k), out = weights v."""
-    q = data.tensor("q", shape=(1, 1, TOKENS, WIDTH))[0, 0].double()
-    k = data.tensor("k", shape=(1, 1, TOKENS, WIDTH))[0, 0].double()
-    v = data.tensor("v", shape=(1, 1, TOKENS, VALUE_WIDTH))[0, 0].double()
-    differences = {name: float((plain - torch.softmax(q @ k.T / scale, dim=-1)).abs().nan_to_num(nan=1.0).max())
-                   for name, scale in _SCALES.items()}
-    closest = min(differences, key=differences.get)
-    notes.check(differences["sqrt(d_k)"] < 1e-5, "without mask: the weights are softmax(q kᵀ / √d_k), as the "
-                "docstring says", f"without mask: the weights differ from softmax(q kᵀ / √d_k) by up to "
-                f"{differences['sqrt(d_k)']:.3g}" + (f"; they match the scores divided by {closest} instead"
-                                                     if differences[closest] < 1e-5 else ""))
+    """The docstring's formula on the probe's own inputs (three heads, so a scale involving the number of heads
+    shows): weights = softmax(q kᵀ / √d_k), out = weights v. Only what differs is stated, never a guessed cause."""
+    q = data.tensor("q", shape=(1, ATTENTION_HEADS, TOKENS, WIDTH))[0].double()
+    k = data.tensor("k", shape=(1, ATTENTION_HEADS, TOKENS, WIDTH))[0].double()
+    v = data.tensor("v", shape=(1, ATTENTION_HEADS, TOKENS, VALUE_WIDTH))[0].double()
+    formula = torch.softmax(q @ k.transpose(-2, -1) / WIDTH ** 0.5, dim=-1)
+    worst = float((plain - formula).abs().nan_to_num(nan=1.0).max())
+    notes.check(worst < 1e-5, "without mask: the weights are softmax(q kᵀ / √d_k) in each of the three heads, as "
+                "the docstring says", f"without mask: the weights differ from softmax(q kᵀ / √d_k) by up to "
+                f"{worst:.3g}")
+    expected = (1, ATTENTION_HEADS, TOKENS, VALUE_WIDTH)
     for label, name, weights in (("without mask", "out", plain), ("causal", "causal out", causal)):
         out = data.get(name)
-        if isinstance(out, torch.Tensor) and tuple(out.shape) == (1, 1, TOKENS, VALUE_WIDTH):
-            worst = float((out[0, 0].double() - weights.double() @ v).abs().nan_to_num(nan=1.0).max())
+        if isinstance(out, torch.Tensor) and tuple(out.shape) == expected:
+            worst = float((out[0].double() - weights.double() @ v).abs().nan_to_num(nan=1.0).max())
             notes.check(worst < 1e-5, f"{label}: out = weights v", f"{label}: out differs from weights v by up to "
                         f"{worst:.3g}")
         else:
             shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
-            notes.bad(f"{label}: out should have shape (1, 1, {TOKENS}, {VALUE_WIDTH}), i.e. (batch, heads, n, d_v); "
-                      f"got {shape}")
+            notes.bad(f"{label}: out has shape {shape}, not {expected}, i.e. (batch, heads, n, d_v)")
 
 
-@probe(timeout=10)
+@probe(timeout=10, tasks=("head_split",))
 def split_and_merge(impl, ctx):
     """split_heads into 8 heads and merge_heads back, on 6 tokens of width 64 whose values name their feature."""
     features = torch.arange(HEAD_INPUT_WIDTH, dtype=torch.float32)
@@ -105,8 +102,6 @@ def heads(data, fig, notes):
     expected = x.reshape(TOKENS, HEADS, -1).transpose(0, 1)
     wrong = [h for h in range(HEADS) if not torch.equal(split[h], expected[h])]
     notes.check(not wrong, "head h holds features 8h … 8h + 7 of every token",
-                f"heads {wrong[:4]} do not hold features 8h … 8h + 7 of every token (a reshape without the "
-                f"transpose, "
-                f"or the wrong order of dimensions)" if wrong else "")
+                f"heads {wrong[:4]} do not hold features 8h … 8h + 7 of every token" if wrong else "")
     notes.check(torch.equal(merged, x), "merge_heads(split_heads(x, 8)) gives x back exactly",
                 f"merge_heads(split_heads(x, 8)) differs from x by up to {float((merged - x).abs().max()):.3g}")

@@ -11,7 +11,7 @@ SEQ_LENS = tuple(2**e for e in range(16))  # 1 … 32768 tokens
 GIB = 2**30
 
 
-@probe(timeout=15)
+@probe(timeout=15, tasks=("kv_cache_decode",))
 def decoding_rows(impl, ctx):
     """decode_with_cache and decode_without_cache for n = 1 … 12 tokens, counting rows through layer.k_proj."""
     outputs = {"with cache": [], "without cache": []}
@@ -53,12 +53,11 @@ def projection_rows(data, fig, notes):
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     notes.check(torch.equal(cached, n), f"with the cache: n rows ({MAX_TOKENS} for {MAX_TOKENS} tokens)",
-                f"with the cache: {int(cached[-1])} rows for {MAX_TOKENS} tokens, not {MAX_TOKENS} — project only "
-                f"the new token at each step")
+                f"with the cache: {int(cached[-1])} rows for {MAX_TOKENS} tokens, not {MAX_TOKENS}")
     notes.check(torch.equal(uncached, n * (n + 1) / 2),
                 f"without the cache: n(n+1)/2 rows ({MAX_TOKENS * (MAX_TOKENS + 1) // 2} for {MAX_TOKENS} tokens)",
                 f"without the cache: {int(uncached[-1])} rows for {MAX_TOKENS} tokens, not "
-                f"{MAX_TOKENS * (MAX_TOKENS + 1) // 2} — recompute the whole prefix at each step")
+                f"{MAX_TOKENS * (MAX_TOKENS + 1) // 2}")
     expected = data.tensor("layer(tokens, causal=True)")
     for name in ("with cache", "without cache"):
         try:
@@ -71,7 +70,7 @@ def projection_rows(data, fig, notes):
                     f"decode_{name.replace(' ', '_')} differs from layer(tokens, causal=True) by up to {worst:.3g}")
 
 
-@probe(timeout=10)
+@probe(timeout=10, tasks=("kv_cache_bytes",))
 def cache_sizes(impl, ctx):
     """kv_cache_bytes(layers=32, kv_heads, head_dim=128, seq_len) for 32, 8 and 1 key-value heads."""
     returned = [[impl.kv_cache.kv_cache_bytes(32, heads, 128, seq_len) for seq_len in SEQ_LENS] for heads in KV_HEADS]
@@ -108,7 +107,7 @@ def cache_size(data, fig, notes):
     ax.grid(alpha=0.3, which="both")
     types = data.get("types") if isinstance(data.get("types"), str) else "something else"
     notes.check(types == "int", "a Python int, as the signature says (-> int)",
-                f"returns {types}, not int: a number of bytes is whole")
+                f"returns {types}, not int as the signature says (-> int)")
     at_4096 = float(sizes[0, SEQ_LENS.index(4096)])
     notes.check(at_4096 == 2 * GIB, "4096 tokens with 32 key-value heads: 2 GiB",
                 f"4096 tokens with 32 key-value heads: {at_4096 / GIB:.3g} GiB, not 2")

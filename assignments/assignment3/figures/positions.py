@@ -10,7 +10,7 @@ LENGTH, DIM = 50, 64
 COLUMNS = (0, 1, 16, 48)
 
 
-@probe(timeout=10)
+@probe(timeout=10, tasks=("sinusoidal_positions",))
 def table(impl, ctx):
     """sinusoidal_positions(50, 64)."""
     return {"sinusoidal_positions(50, 64)": impl.positions.sinusoidal_positions(LENGTH, DIM)}
@@ -41,7 +41,7 @@ def position_table(data, fig, notes):
                     f"values reach {float(finite.abs().max()):.3g}, outside [-1, 1]")
     first = torch.tensor([0.0, 1.0] * (DIM // 2), dtype=torch.float64)
     notes.check(bool(torch.allclose(values[0], first, atol=1e-6)), "row 0 is (0, 1, 0, 1, …): positions start at 0",
-                "row 0 is not (0, 1, 0, 1, …): positions must start at p = 0, sines in the even columns")
+                f"row 0 is ({', '.join(f'{x:.2g}' for x in values[0, :4].tolist())}, …), not (0, 1, 0, 1, …)")
     p = torch.arange(LENGTH, dtype=torch.float64)[:, None]
     angles = p / 10000 ** (torch.arange(0, DIM, 2, dtype=torch.float64) / DIM)
     formula = torch.stack([angles.sin(), angles.cos()], dim=-1).reshape(LENGTH, DIM)

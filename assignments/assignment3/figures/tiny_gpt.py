@@ -20,6 +20,8 @@ def _all_progressions():
     return (start + step * torch.arange(12)) % 10
 
 
+# No tasks to diagnose: the run takes ~5 s, so trying each known mistake on it would cost minutes; the hidden
+# tests name those mistakes at grading, and these notes state only what the run shows.
 @probe(timeout=90)
 def short_training(impl, ctx):
     """train(steps=150, seed=0), then the trained model's attention maps, accuracy and continuations."""
@@ -57,8 +59,8 @@ def loss_curve(data, fig, notes):
     notes.check(len(losses) == STEPS, f"{STEPS} losses, one per step", f"{len(losses)} losses for {STEPS} steps")
     first, last = float(losses[0]), float(losses[-1])
     notes.check(last < 0.6 and last < first, f"the loss falls from {first:.2f} to {last:.2f} in {len(losses)} steps",
-                f"the loss goes from {first:.2f} to {last:.2f} in {len(losses)} steps: it is not learning "
-                f"(a correct model gets below 0.3)")
+                f"the loss goes from {first:.2f} to {last:.2f} in {len(losses)} steps; a correct model gets "
+                f"below 0.3")
     accuracy = data.get("accuracy")
     if isinstance(accuracy, torch.Tensor) and accuracy.numel() == 1:
         notes.info(f"after {STEPS} steps it predicts {100 * float(accuracy):.1f} % of the predictable tokens of all "

@@ -1,0 +1,143 @@
+"""Name the cause of what a figure shows wrong, by the judge's known mistakes (the instructor's copy only).
+
+The one place ``grader show`` names a cause. Where the grading material is present (``hidden/mistakes`` beside
+the manifest: ``grader show`` in the instructor's copy, ``grade-all --figures``), each probe whose figure shows a
+✗ (or could not be drawn from its outputs) is run, in the sandbox like any probe, on the reference and on each
+known mistake of the tasks the probe declares (``@probe(tasks=...)``); the student's numbers are then compared with
+the mistakes' by the judge (:func:`autograder.judge.verdict.unambiguous_mistake`), and the hint of the one they
+match is set as ``Panel.diagnosis``. If none matches, or the inputs cannot tell two mistakes apart, no cause is
+named. The student release holds neither this module nor the judge, the mistakes or the reference
+(``show/render.py`` loads it by name, so the release's static closure leaves it out).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+from autograder.batch.fingerprint import assignment_fingerprint
+from autograder.judge.verdict import unambiguous_mistake
+from autograder.sandbox.host import Zygote, new_scratch
+from autograder.spec.assignment import Assignment, Task
+from autograder.spec.mutation import MUTATION_FOLDERS, Mutation, apply_mutation, diagnosable_mistakes
+from autograder.submission.package import PreparedSubmission, prepare_submission
+
+from ._jobs import FigureJobs, probe_name
+from .catalog import Catalog
+from .figures import NOTE_BAD, Probe
+from .outcome import OK, RunOutcome
+from .panel import DRAWN, Panel
+
+# Outputs of the reference ("") and of each mistake on each probe, kept for the life of the process: a batch worker
+# drawing many students' figures runs each once. Keyed by what decides them (the assignment's fingerprint covers
+# the reference, the figure file's hash the probe).
+_OUTPUTS: dict[tuple[str, str, str, str], dict[str, Any] | None] = {}
+_LOCK = threading.Lock()
+
+
+class Diagnoser:
+    """Names the known mistake behind a figure's ✗ for one assignment (see the module docstring).
+
+    Args:
+        assignment: The assignment, with its grading material.
+        catalog: Its figures.
+    """
+
+    def __init__(self, assignment: Assignment, catalog: Catalog) -> None:
+        self.assignment = assignment
+        self.mistakes = diagnosable_mistakes(assignment)
+        self.probes = {probe.name: (probe, file.path, _hash(file.source, file.helpers))
+                       for file in catalog.files for probe in file.probes}
+        self.catalog = catalog
+        self._fingerprint = assignment_fingerprint(assignment)
+
+    @classmethod
+    def where_material(cls, assignment: Assignment, catalog: Catalog) -> Diagnoser | None:
+        """A diagnoser if the assignment's known mistakes and reference are here (the instructor's copy), else None."""
+        present = (assignment.root / MUTATION_FOLDERS["mistakes"]).is_dir() and assignment.reference.is_dir()
+        return cls(assignment, catalog) if present else None
+
+    def candidates(self, probe: Probe) -> list[Mutation]:
+        """The known mistakes that may explain ``probe``'s outputs: those of the tasks it declares."""
+        return [m for m in self.mistakes if m.task in probe.tasks]
+
+    def diagnose(self, panels: list[Panel], outcome: RunOutcome, zygotes: list[Zygote]) -> None:
+        """Set ``diagnosis`` on each panel whose figure shows something wrong, where the judge names a mistake.
+
+        Args:
+            panels: The drawn figures (changed in place).
+            outcome: The probes' results on the student's code.
+            zygotes: Started sandboxed workers (the reference and the mistakes run there, like the student's code).
+        """
+        wrong = {panel.figure.probe.name for panel in panels if _shows_wrong(panel)
+                 and outcome.probes.get(panel.figure.probe.name) is not None
+                 and outcome.probes[panel.figure.probe.name].status == OK}
+        asked = {name: self.candidates(self.probes[name][0]) for name in sorted(wrong)}
+        asked = {name: mistakes for name, mistakes in asked.items() if mistakes}
+        if not asked:
+            return
+        self._compute(asked, zygotes)
+        for name, mistakes in asked.items():
+            probe = self.probes[name][0]
+            expected = _OUTPUTS.get(self._key("", name))
+            if expected is None:
+                continue  # the reference could not run this probe: nothing can be told apart
+            found = unambiguous_mistake(outcome.probes[name].outputs, expected,
+                                        [(m, _OUTPUTS.get(self._key(m.id, name))) for m in mistakes],
+                                        probe.__check__.tolerance)
+            for panel in panels:
+                if found is not None and panel.figure.probe.name == name and _shows_wrong(panel):
+                    panel.diagnosis = found.hint
+
+    def _key(self, package: str, probe: str) -> tuple[str, str, str, str]:
+        return self._fingerprint, self.probes[probe][2], package, probe
+
+    def _compute(self, asked: dict[str, list[Mutation]], zygotes: list[Zygote]) -> None:
+        """Run the probes still unknown on the reference and on each mistake, in the sandbox, on every zygote."""
+        needed: dict[str, tuple[Mutation | None, set[str]]] = {}
+        for name, mistakes in asked.items():
+            for mistake in [None, *mistakes]:
+                package = mistake.id if mistake is not None else ""
+                if self._key(package, name) not in _OUTPUTS:
+                    needed.setdefault(package, (mistake, set()))[1].add(name)
+        if not needed:
+            return
+        jobs = FigureJobs(self.assignment, self.catalog, zygotes)
+        scratch = new_scratch(prefix="grader-show-diagnosis-")
+        try:
+            prepared = {package: self._prepare(mistake, scratch / (package or "reference"))
+                        for package, (mistake, _) in needed.items()}
+            items = [(package, prepared[package], task, names) for package, (_, names) in needed.items()
+                     for task in jobs.tasks if names & {probe_name(c) for c in jobs.probes[task.id]}]
+
+            def run(item: tuple[str, PreparedSubmission, Task, set[str]], zygote: Zygote) -> None:
+                package, prepared, task, names = item
+                results = jobs.run_task(task, prepared, {}, [], zygote, only=names)
+                with _LOCK:
+                    for name, result in results.items():
+                        _OUTPUTS[self._key(package, name)] = result.outputs if result.status == OK else None
+
+            jobs.jobs.serve(items, run)  # what no worker ran stays unknown: that mistake is not named
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def _prepare(self, mistake: Mutation | None, folder: Path) -> PreparedSubmission:
+        """The reference, or the reference with a known mistake applied, prepared like a student's submission."""
+        package = self.assignment.reference if mistake is None else apply_mutation(
+            self.assignment.reference, mistake, folder / "source" / self.assignment.package)
+        return prepare_submission(package, self.assignment, folder / "work")
+
+
+def _shows_wrong(panel: Panel) -> bool:
+    """Whether a figure shows something wrong: a ✗ note, or outputs it could not be drawn from."""
+    return any(kind == NOTE_BAD for kind, _ in panel.notes) or (panel.status != DRAWN and panel.probe_status == OK)
+
+
+def _hash(source: str, helpers: dict[str, str]) -> str:
+    digest = hashlib.sha256(source.encode())
+    for name in sorted(helpers):
+        digest.update(f"\0{name}\0{helpers[name]}".encode())
+    return digest.hexdigest()
