@@ -25,6 +25,7 @@ from autograder.batch.timestamps import (
 from autograder.errors import GraderError, SubmissionError
 from autograder.gradebook.backend import display, parse_location
 from autograder.gradebook.export import export_csv, export_feedback, figures_folder
+from autograder.gradebook.shards import ShardRecord, record_shard
 from autograder.gradebook.store import ERROR, GRADED, Gradebook, Outcome, SubmissionRow
 from autograder.show.render import declares_figures
 from autograder.spec.assignment import Assignment
@@ -142,8 +143,13 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
         raise GraderError("--figures goes with --feedback DIR: the figures are drawn beside the feedback files")
     started = time.monotonic()
     entries, ignored = discover(Path(submissions), options.layout, assignment.name)
+    shard = None
     if options.shard:
+        shard = ShardRecord(assignment.name, *options.shard, tuple(sorted(e.student for e in entries)))
         entries = select_shard(entries, *options.shard)
+        if progress is not None:  # which slice this task took, so a scheduler's log can be checked against it
+            progress.write(f"shard {shard.shard} of {shard.count}: {len(entries)} submission"
+                           f"{'s' * (len(entries) != 1)} (of {len(shard.students)} in the class)\n")
     location = parse_location(options.gradebook)
     summary = BatchSummary(assignment.name, Path(submissions), location if isinstance(location, Path)
                            else display(location), options.jobs,
@@ -153,6 +159,8 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
     figures = _figures_folder(assignment, options, summary)
     files: dict[str, dict[str, str]] = {}
     with Gradebook(location) as book:
+        if shard is not None:  # `grader gradebook merge` checks the shards against this class listing
+            record_shard(book, shard)
         jobs = _plan(book, assignment, fingerprint, entries, options, summary, files, figures)
         to_grade = sum(job.grade for job in jobs)
         bar = Progress(to_grade, progress, options.jobs)
