@@ -1,0 +1,138 @@
+"""deploy/slurm on a real single-node Slurm: submit.sh from a course folder, a cancelled task re-run, the merge.
+
+The commands are docs/BATCH.md's ("Beyond one machine"), run as written there.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.batch.discover import discover
+from autograder.batch.shard import select_shard
+from slurm_cluster import SlurmCluster, missing_binaries  # beside these tests
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy" / "slurm"
+FIXTURES = ROOT / "tests" / "fixtures"
+SHARDS = 3
+# module-level sleep: the student graded in flight when its task is cancelled (a fixed score, unlike a timeout)
+SLOW = "import time\ntime.sleep(4)\n"
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    if not sys.platform.startswith("linux"):
+        pytest.skip("Slurm runs on Linux only")
+    missing = missing_binaries()
+    if missing:  # never a silent skip where Slurm can be installed
+        pytest.fail(f"Slurm is not installed ({', '.join(missing)} missing): apt-get install slurmctld slurmd munge "
+                    f"slurm-client (.ci/run does)")
+    root = Path(tempfile.mkdtemp(prefix="grader-slurm-"))
+    root.chmod(0o755)  # munged wants every folder above its socket traversable by all
+    slurm = SlurmCluster(root)
+    try:
+        slurm.start()
+        yield slurm
+    finally:
+        slurm.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _course(folder: Path) -> tuple[Path, dict[str, str]]:
+    """A course folder with six ``mini`` submissions and a stand-in venv whose grader imports this checkout."""
+    reference = FIXTURES / "reference_solutions" / "mini"
+    for student in ("ada", "bob", "cy", "dee", "eve", "fay"):
+        package = folder / "submissions" / student / "mini"
+        package.mkdir(parents=True)
+        for file in reference.glob("*.py"):
+            package.joinpath(file.name).write_text(file.read_text())
+    stub = (reference / "ops.py").read_text()
+    stub = re.sub(r"### BEGIN SOLUTION.*?### END SOLUTION", "raise NotImplementedError", stub, flags=re.S)
+    for student in ("bob", "eve"):
+        (folder / "submissions" / student / "mini" / "ops.py").write_text(stub)
+    venv = folder.parent / "venv"
+    grader = venv / "bin" / "grader"
+    grader.parent.mkdir(parents=True)
+    grader.write_text(f"#!/bin/sh\nPYTHONPATH={ROOT} exec {sys.executable} -m autograder.cli \"$@\"\n")
+    grader.chmod(0o755)
+    # PATH holds no grader: the jobs must use the one submit.sh found through GRADER_VENV
+    return folder, {"GRADER_VENV": str(venv), "GRADER_ASSIGNMENTS": str(FIXTURES / "assignments")}
+
+
+def _submitted(output: str) -> str:
+    return re.search(r"Submitted batch job (\d+)", output).group(1)
+
+
+def _until(ready, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.5)
+
+
+def _log_until(path: Path, pattern: str, timeout: float, cluster: SlurmCluster) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = path.read_text() if path.exists() else ""
+        if re.search(pattern, text):
+            return text
+        time.sleep(0.2)
+    raise AssertionError(f"{path.name} never showed {pattern!r}:\n{text}\n{cluster.logs()}")
+
+
+def test_a_class_graded_on_slurm_equals_one_machine_even_after_a_cancelled_task(cluster, tmp_path):
+    course, env = _course(tmp_path / "course")
+    entries = discover(course / "submissions", "plain", "mini")[0]
+    shards = {k: sorted(e.student for e in select_shard(entries, k, SHARDS)) for k in range(1, SHARDS + 1)}
+    cancelled = next(k for k, students in shards.items() if len(students) == 2)  # one graded, one in flight
+    slow = shards[cancelled][-1]
+    (course / "submissions" / slow / "mini" / "ops.py").write_text(
+        SLOW + (course / "submissions" / slow / "mini" / "ops.py").read_text())
+    deploy_before = sorted(p.name for p in DEPLOY.iterdir())
+
+    submitted = cluster.run(str(DEPLOY / "submit.sh"), "--assignment", "mini", "--shards", str(SHARDS), cwd=course,
+                            env=env)
+    array, merge = re.search(r"grading array (\d+): .*; merge job (\d+) runs", submitted.stdout).groups()
+    assert f"sbatch --array=K {DEPLOY}/grade-array.sh" in submitted.stdout
+    assert f"scontrol update JobId={merge} Dependency=afterok:<the new job id>" in submitted.stdout
+
+    log = course / "logs" / f"grade-{array}_{cancelled}.out"
+    _log_until(log, rf"\[1/2\] {shards[cancelled][0]}: ", 120, cluster)
+    cluster.run("scancel", f"{array}_{cancelled}")
+    cluster.wait_done([array], 120)
+    states = {k: cluster.job(f"{array}_{k}")["JobState"] for k in shards}
+    assert states == {k: "CANCELLED" if k == cancelled else "COMPLETED" for k in shards}, cluster.logs()
+    for k, students in shards.items():
+        assert f"shard {k} of {SHARDS}: {len(students)} submissions" in (
+            course / "logs" / f"grade-{array}_{k}.out").read_text()
+    _until(lambda: cluster.job(merge)["Reason"] == "DependencyNeverSatisfied", 30, "the merge to be stuck")
+
+    # the documented recovery, from the course folder: re-run the task, then point the merge at the new job
+    rerun = _submitted(cluster.run("sbatch", f"--array={cancelled}", str(DEPLOY / "grade-array.sh"), cwd=course,
+                                   env=env).stdout)
+    cluster.run("scontrol", "update", f"JobId={merge}", f"Dependency=afterok:{rerun}", env=env)
+    cluster.wait_done([rerun, merge], 150)
+    assert cluster.job(merge)["JobState"] == "COMPLETED", (course / "logs" / f"merge-{merge}.out").read_text()
+    again = (course / "logs" / f"grade-{rerun}_{cancelled}.out").read_text()
+    assert f"shard {cancelled} of {SHARDS}: 2 submissions (of 6 in the class)" in again
+    assert "grading 1 of 2 submissions (1 unchanged, skipped)" in again and f"[1/1] {slow}: " in again
+
+    one = cluster.run(str(tmp_path / "venv" / "bin" / "grader"), "grade-all", "mini", "submissions", "--jobs", "2",
+                      "--gradebook", str(tmp_path / "one.db"), "--csv", str(tmp_path / "one.csv"), cwd=course,
+                      env=env, timeout=300)
+    assert one.returncode == 0, one.stderr
+    merged = (course / "results" / "grades.csv").read_text()
+    assert merged == (tmp_path / "one.csv").read_text() and len(merged.splitlines()) == 7
+    assert (course / "results" / "class-report").is_dir() and len(list((course / "results" / "feedback").iterdir()))
+    assert sorted(p.name for p in DEPLOY.iterdir()) == deploy_before  # nothing lands in the checkout
+    assert sorted(p.name for p in course.iterdir()) == ["gradebooks", "grading-run.env", "logs", "results",
+                                                        "submissions"]
