@@ -70,38 +70,61 @@ def test_the_slurm_scripts_are_valid_bash_and_executable(script):
     subprocess.run(["bash", "-n", str(path)], check=True)
 
 
-def _fake_bin(tmp_path: Path, name: str, body: str) -> None:
-    tool = tmp_path / "bin" / name
-    tool.parent.mkdir(exist_ok=True)
-    tool.write_text(f"#!/usr/bin/env bash\n{body}\n")
-    tool.chmod(0o755)
+def _course(tmp_path: Path, with_grader: bool = True) -> tuple[Path, dict[str, str]]:
+    """A course folder with a submissions folder, and an environment whose only grader is a venv's that logs."""
+    course = tmp_path / "course"
+    (course / "submissions").mkdir(parents=True)
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    grader = venv / "bin" / "grader"
+    grader.write_text(f'#!/bin/sh\necho "$GRADER_SHARD_COUNT $*" >> {tmp_path}/grader.calls\n')
+    grader.chmod(0o755)
+    sbatch = tmp_path / "bin" / "sbatch"
+    sbatch.parent.mkdir()
+    sbatch.write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/sbatch.calls; echo "$$;cluster"\n')
+    sbatch.chmod(0o755)
+    env = {"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", **({"GRADER_VENV": str(venv)} if with_grader else {})}
+    return course, env
 
 
-def test_an_array_task_grades_its_own_shard_into_its_own_gradebook(tmp_path):
-    _fake_bin(tmp_path, "grader", f'printf "%s\\n" "$@" > {tmp_path}/args')
-    array = re.search(r"^#SBATCH --array=(\d+)-(\d+)$", (DEPLOY / "slurm" / "grade-array.sh").read_text(), re.M)
-    first, last = int(array.group(1)), int(array.group(2))
-    env = {"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", "SLURM_ARRAY_TASK_ID": str(last),
-           "SLURM_ARRAY_TASK_MIN": str(first), "SLURM_ARRAY_TASK_COUNT": str(last - first + 1),
-           "SLURM_CPUS_PER_TASK": "2", "GRADEBOOKS": str(tmp_path / "books")}
-    subprocess.run(["bash", str(DEPLOY / "slurm" / "grade-array.sh")], check=True, env=env, cwd=tmp_path)
-    args = (tmp_path / "args").read_text().split("\n")
-    assert args[:2] == ["grade-all", "assignment3"]
-    assert args[args.index("--shard") + 1] == "auto" and args[args.index("--jobs") + 1] == "2"
-    assert args[args.index("--gradebook") + 1] == str(tmp_path / "books" / f"gradebook-{last}.db")
-    assert resolve_shard("auto", None, env) == (last - first + 1, last - first + 1)
+def test_submit_declares_the_run_once_and_a_task_reads_it_from_the_course_folder(tmp_path):
+    course, env = _course(tmp_path)
+    result = subprocess.run([str(DEPLOY / "slurm" / "submit.sh"), "--shards", "3", "--assignment", "mini"],
+                            cwd=course, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    calls = (tmp_path / "sbatch.calls").read_text().splitlines()
+    assert calls[0] == f"--parsable --chdir={course} --array=1-3 {DEPLOY / 'slurm' / 'grade-array.sh'}"
+    assert calls[1].startswith(f"--parsable --chdir={course} --dependency=afterok:")
+    assert (course / "logs").is_dir()
+    settings = (course / "grading-run.env").read_text()
+    assert f"GRADER={tmp_path / 'venv' / 'bin' / 'grader'}\n" in settings and "GRADER_SHARD_COUNT=3\n" in settings
+    # a task re-submitted on its own (an array of one) still grades shard 2 of 3, with the venv's grader
+    task = subprocess.run(["bash", str(DEPLOY / "slurm" / "grade-array.sh")], cwd=course, capture_output=True,
+                          text=True, env={"PATH": "/usr/bin:/bin", "SLURM_ARRAY_TASK_ID": "2",
+                                          "SLURM_ARRAY_TASK_COUNT": "1", "SLURM_CPUS_PER_TASK": "2"})
+    assert task.returncode == 0, task.stderr
+    assert (tmp_path / "grader.calls").read_text() == (
+        f"3 grade-all mini {course / 'submissions'} --jobs 2 --shard auto --gradebook "
+        f"{course / 'gradebooks' / 'gradebook-2.db'}\n")
 
 
-def test_submit_queues_the_merge_after_the_whole_array(tmp_path):
-    _fake_bin(tmp_path, "sbatch", f'echo "$@" >> {tmp_path}/calls; '
-                                  'if [[ "$*" == *grade-array.sh* ]]; then echo "4242;cluster"; else echo 4243; fi')
-    copy = tmp_path / "slurm"
-    copy.mkdir()
-    for script in (DEPLOY / "slurm").iterdir():
-        (copy / script.name).write_text(script.read_text())
-        os.chmod(copy / script.name, 0o755)
-    result = subprocess.run(["bash", str(copy / "submit.sh")], check=True, capture_output=True, text=True,
-                            env={"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin"})
-    calls = (tmp_path / "calls").read_text().splitlines()
-    assert calls == ["--parsable grade-array.sh", "--parsable --dependency=afterok:4242 merge.sh"]
-    assert "4243" in result.stdout
+@pytest.mark.parametrize(("args", "with_grader", "message"), [
+    (["--shards", "0"], True, "--shards must be a whole number of at least 1, not '0'"),
+    (["--submissions", "nowhere"], True, "submissions folder not found: "),
+    (["--shard", "2"], True, "unknown option --shard"),
+    (["--assignment"], True, "--assignment needs a value"),
+    ([], False, "no grader on PATH: activate the grader's venv or set GRADER_VENV=/path/to/venv"),
+])
+def test_submit_refuses_in_one_line_before_queueing_anything(tmp_path, args, with_grader, message):
+    course, env = _course(tmp_path, with_grader)
+    result = subprocess.run([str(DEPLOY / "slurm" / "submit.sh"), *args], cwd=course, env=env, capture_output=True,
+                            text=True)
+    assert result.returncode == 2 and result.stderr.startswith(f"error: {message}"), result.stderr
+    assert len(result.stderr.splitlines()) == 1 and not (tmp_path / "sbatch.calls").exists()
+
+
+@pytest.mark.parametrize("script", ["grade-array.sh", "merge.sh"])
+def test_a_job_outside_a_course_folder_says_so(tmp_path, script):
+    result = subprocess.run(["bash", str(DEPLOY / "slurm" / script)], cwd=tmp_path, capture_output=True, text=True,
+                            env={"PATH": "/usr/bin:/bin", "SLURM_ARRAY_TASK_ID": "1"})
+    assert result.returncode == 2 and f"no grading-run.env in {tmp_path}" in result.stderr
