@@ -1,4 +1,5 @@
-"""The shipped Kubernetes and Slurm files parse, agree with each other and call `grade-all --shard auto`."""
+"""The shipped Kubernetes and Slurm files: valid, agreeing with each other and with docs/BATCH.md (Slurm for real:
+test_slurm.py)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,15 @@ import pytest
 
 from autograder.batch.shard import resolve_shard
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+BATCH = (ROOT / "docs" / "BATCH.md").read_text()
+OLDEST_KUBERNETES = "1.30"  # the first with securityContext.appArmorProfile; docs/BATCH.md says so
 
 
 def _manifests(name: str) -> list[dict]:
-    yaml = pytest.importorskip("yaml", reason="PyYAML comes with the instructor extra (nbgrader needs it)")
+    import yaml  # PyYAML: the instructor extra (nbgrader) and kubernetes-validate (dev) need it
+
     return [doc for doc in yaml.safe_load_all((DEPLOY / "kubernetes" / name).read_text()) if doc]
 
 
@@ -49,6 +54,66 @@ def test_the_grading_job_is_indexed_and_its_count_matches():
     assert "SYS_ADMIN" in context["capabilities"]["add"] and context["seccompProfile"]["type"] == "Unconfined"
     mounts = {m["name"] for m in container["volumeMounts"]}
     assert mounts <= {v["name"] for v in job["spec"]["template"]["spec"]["volumes"]}
+    (namespace,) = _manifests("namespace.yaml")  # only "privileged" admits SYS_ADMIN and Unconfined
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+    assert job["metadata"]["namespace"] == namespace["metadata"]["name"]
+    assert "Pod Security level **privileged**" in BATCH
+
+
+def test_the_manifests_validate_for_every_kubernetes_version_the_docs_claim():
+    import kubernetes_validate
+    from kubernetes_validate.utils import all_versions, major_minor
+
+    versions = sorted({major_minor(v) for v in all_versions()}, key=lambda v: tuple(map(int, v.split("."))))
+    newest, claimed = versions[-1], versions[versions.index(OLDEST_KUBERNETES):]
+    assert f"for Kubernetes {OLDEST_KUBERNETES} to {newest}, the newest the validator knows" in " ".join(BATCH.split())
+    for name in ("namespace.yaml", "grade-job.yaml", "merge-job.yaml"):
+        for manifest in _manifests(name):
+            for version in claimed:
+                kubernetes_validate.validate(manifest, version, strict=True)
+    older = versions[versions.index(OLDEST_KUBERNETES) - 1]  # the floor is real: the version before refuses
+    with pytest.raises(kubernetes_validate.ValidationError, match="appArmorProfile"):
+        kubernetes_validate.validate(_manifests("grade-job.yaml")[0], older, strict=True)
+
+
+def test_a_grading_pod_has_room_above_the_measured_peak():
+    (job,) = _manifests("grade-job.yaml")
+    container = _container(job)
+    resources = container["resources"]
+    assert resources["requests"] == resources["limits"]
+    limit_mb = int(resources["limits"]["memory"].removesuffix("Gi")) * 1024 ** 3 / 1e6
+    row = next(line for line in BATCH.splitlines() if line.startswith("| `grade-all` whole process tree, peak"))
+    peak_mb = max(int(figure) for figure in re.findall(r"(\d+) MB", row))
+    jobs = int(re.search(r"--jobs (\d+)", _shell(container)).group(1))
+    assert jobs == 2 and limit_mb >= 1.4 * peak_mb  # the peak was measured with --jobs 2
+    assert f"peaks at {peak_mb / 1000:.2f} GB" in " ".join(BATCH.split())
+
+
+def test_the_containerfile_builds_the_image_the_manifests_name():
+    text = (DEPLOY / "kubernetes" / "Containerfile").read_text()
+    images = {_container(job)["image"] for name in ("grade-job.yaml", "merge-job.yaml") for job in _manifests(name)}
+    (image,) = images
+    build = f"docker build -f deploy/kubernetes/Containerfile -t {image} ."
+    assert build in text and build in BATCH
+    for line in re.findall(r"^COPY (.+)$", text, re.M):  # built from the repository root
+        *sources, _ = line.split()
+        assert sources and all((ROOT / source).exists() for source in sources), line
+    pinned = re.search(r'"torch==([\d.]+)"', (ROOT / "pyproject.toml").read_text()).group(1)
+    assert f'RUN pip install "torch=={pinned}" --index-url https://download.pytorch.org/whl/cpu\n' in text
+    assert text.index("torch==") < text.index('pip install -e ".[postgres]"')  # the CPU wheel before anything else
+
+
+def test_the_merge_is_applied_only_after_a_successful_wait():
+    texts = {"docs/BATCH.md": BATCH, **{f"deploy/kubernetes/{p.name}": p.read_text()
+                                        for p in (DEPLOY / "kubernetes").glob("*.yaml")}}
+    chained = 0
+    for origin, text in texts.items():
+        for line in text.splitlines():
+            if re.search(r"kubectl apply -f \S*merge-job\.yaml", line):
+                assert re.search(r"kubectl wait --for=condition=complete job/grade-assignment3 .*&& kubectl apply "
+                                 r"-f \S*merge-job\.yaml", line), f"{origin}: {line}"
+                chained += 1
+    assert chained >= 3
 
 
 def test_the_merge_job_reads_the_shards_gradebooks():
