@@ -26,7 +26,8 @@ from autograder.cli.base import assignment_named, friendly_errors
 @click.option("--shard", metavar="K/N|auto", help="Grade only the K-th of N slices of the class (1 <= K <= N); "
               "auto: from a Kubernetes Indexed Job, a Slurm array or $GRADER_SHARD (docs/BATCH.md).")
 @click.option("--shard-count", type=click.IntRange(min=1), metavar="N",
-              help="With --shard auto: the number of shards where the scheduler gives only an index (Kubernetes).")
+              help="With --shard auto: N, the number of shards (else $GRADER_SHARD_COUNT; a Kubernetes Job or a "
+                   "Slurm array gives only the task's index).")
 @click.option("--layout", type=click.Choice(["auto", "plain", "gradescope", "classroom", "nbgrader"]),
               default="auto", show_default=True, help="How student ids are derived from SUBMISSIONS (see docs/BATCH.md).")
 @click.option("--due", metavar="ISO8601", help="The deadline, e.g. 2026-12-01T23:59:00+01:00 (overrides the "

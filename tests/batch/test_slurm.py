@@ -6,7 +6,9 @@ The commands are docs/BATCH.md's ("Beyond one machine"), run as written there.
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
+import sqlite3
 import sys
 import tempfile
 import time
@@ -68,6 +70,31 @@ def _course(folder: Path) -> tuple[Path, dict[str, str]]:
     return folder, {"GRADER_VENV": str(venv), "GRADER_ASSIGNMENTS": str(FIXTURES / "assignments")}
 
 
+def _documented(needle: str, values: dict[str, str]) -> tuple[dict[str, str], list[list[str]]]:
+    """The commands of docs/BATCH.md's Slurm block holding ``needle``, placeholders filled in from ``values``.
+
+    Returns:
+        The ``VAR=value`` prefixes of the commands and each command's words (``cd`` lines left out).
+    """
+    section = (ROOT / "docs" / "BATCH.md").read_text().split("### Slurm", 1)[1].split("\n### ", 1)[0]
+    block = next(b for b in re.findall(r"```bash\n(.*?)```", section, re.S) if needle in b)
+    env, commands = {}, []
+    for line in block.splitlines():
+        for placeholder, value in values.items():
+            line = line.replace(placeholder, value)
+        words = shlex.split(line, comments=True)
+        while words and re.fullmatch(r"[A-Z_]+=.*", words[0]):
+            env.update([words.pop(0).split("=", 1)])
+        if words and words[0] != "cd":
+            commands.append(words)
+    return env, commands
+
+
+def _graded(book: Path) -> set[str]:
+    with sqlite3.connect(f"file:{book}?mode=ro", uri=True) as connection:
+        return {row[0] for row in connection.execute("SELECT student FROM current")}
+
+
 def _submitted(output: str) -> str:
     return re.search(r"Submitted batch job (\d+)", output).group(1)
 
@@ -85,7 +112,7 @@ def _log_until(path: Path, pattern: str, timeout: float, cluster: SlurmCluster) 
         text = path.read_text() if path.exists() else ""
         if re.search(pattern, text):
             return text
-        time.sleep(0.2)
+        time.sleep(0.1)
     raise AssertionError(f"{path.name} never showed {pattern!r}:\n{text}\n{cluster.logs()}")
 
 
@@ -99,8 +126,10 @@ def test_a_class_graded_on_slurm_equals_one_machine_even_after_a_cancelled_task(
         SLOW + (course / "submissions" / slow / "mini" / "ops.py").read_text())
     deploy_before = sorted(p.name for p in DEPLOY.iterdir())
 
-    submitted = cluster.run(str(DEPLOY / "submit.sh"), "--assignment", "mini", "--shards", str(SHARDS), cwd=course,
-                            env=env)
+    prefix, (submit,) = _documented("submit.sh", {"~/autograder": str(ROOT), "~/venvs/grader": env["GRADER_VENV"],
+                                                   "assignment3": "mini", "--shards 4": f"--shards {SHARDS}"})
+    assert prefix == {"GRADER_VENV": env["GRADER_VENV"]}
+    submitted = cluster.run(*submit, cwd=course, env=env)
     array, merge = re.search(r"grading array (\d+): .*; merge job (\d+) runs", submitted.stdout).groups()
     assert f"sbatch --array=K {DEPLOY}/grade-array.sh" in submitted.stdout
     assert f"scontrol update JobId={merge} Dependency=afterok:<the new job id>" in submitted.stdout
@@ -115,16 +144,23 @@ def test_a_class_graded_on_slurm_equals_one_machine_even_after_a_cancelled_task(
         assert f"shard {k} of {SHARDS}: {len(students)} submissions" in (
             course / "logs" / f"grade-{array}_{k}.out").read_text()
     _until(lambda: cluster.job(merge)["Reason"] == "DependencyNeverSatisfied", 30, "the merge to be stuck")
+    book = course / "gradebooks" / f"gradebook-{cancelled}.db"
+    before = _graded(book)  # on a loaded machine the slow one may have finished before the cancel took effect
+    assert shards[cancelled][0] in before and before <= set(shards[cancelled])
 
     # the documented recovery, from the course folder: re-run the task, then point the merge at the new job
-    rerun = _submitted(cluster.run("sbatch", f"--array={cancelled}", str(DEPLOY / "grade-array.sh"), cwd=course,
-                                   env=env).stdout)
-    cluster.run("scontrol", "update", f"JobId={merge}", f"Dependency=afterok:{rerun}", env=env)
+    _, (resubmit, repoint) = _documented("scontrol update", {"~/autograder": str(ROOT), "--array=K":
+                                                             f"--array={cancelled}", "<merge>": merge})
+    rerun = _submitted(cluster.run(*resubmit, cwd=course, env=env).stdout)
+    cluster.run(*(word.replace("<new>", rerun) for word in repoint), env=env)
     cluster.wait_done([rerun, merge], 150)
     assert cluster.job(merge)["JobState"] == "COMPLETED", (course / "logs" / f"merge-{merge}.out").read_text()
     again = (course / "logs" / f"grade-{rerun}_{cancelled}.out").read_text()
     assert f"shard {cancelled} of {SHARDS}: 2 submissions (of 6 in the class)" in again
-    assert "grading 1 of 2 submissions (1 unchanged, skipped)" in again and f"[1/1] {slow}: " in again
+    left = len(shards[cancelled]) - len(before)
+    assert (f"grading {left} of 2 submissions ({len(before)} unchanged, skipped)" if left else
+            "nothing to grade: 2 submissions found (2 unchanged, skipped)") in again
+    assert (f"[1/1] {slow}: " in again) == (left == 1) and _graded(book) == set(shards[cancelled])
 
     one = cluster.run(str(tmp_path / "venv" / "bin" / "grader"), "grade-all", "mini", "submissions", "--jobs", "2",
                       "--gradebook", str(tmp_path / "one.db"), "--csv", str(tmp_path / "one.csv"), cwd=course,
