@@ -25,7 +25,8 @@ done
 if [[ -n "${GRADER_VENV:-}" ]]; then
     grader="$GRADER_VENV/bin/grader"
 else
-    grader="$(command -v grader)" || fail "no grader on PATH: activate the grader's venv or set GRADER_VENV=/path/to/venv"
+    grader="$(command -v grader)" \
+        || fail "no grader on PATH: activate the grader's venv or set GRADER_VENV=/path/to/venv"
 fi
 [[ -x "$grader" ]] || fail "$grader is not an executable grader (GRADER_VENV=${GRADER_VENV:-})"
 submissions="$(realpath -m -- "$submissions")"
