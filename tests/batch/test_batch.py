@@ -341,7 +341,8 @@ def test_merge_refuses_a_class_missing_a_shard_unless_partial_is_allowed(tmp_pat
     logs = {}
     for k, db in books.items():
         logs[k] = io.StringIO()
-        grade_all(mini(), subs, fake_options(db, shard=(k, 3)), progress=logs[k])
+        grade_all(mini(), subs, BatchOptions(jobs=1, gradebook=db, grader_factory=fake_factory, shard=(k, 3)),
+                  progress=logs[k])
     assert "shard 2 of 3: 2 submissions (of 6 in the class)\n" in logs[2].getvalue()
     lost = sorted(e.student for e in select_shard(discover(subs, "plain", "mini")[0], 2, 3))
     runner = CliRunner()
@@ -361,7 +362,8 @@ def test_merge_refuses_a_class_missing_a_shard_unless_partial_is_allowed(tmp_pat
     entries = discover(subs, "plain", "mini")[0]
     placed = next(k for k in (1, 2, 3) if "late" in {e.student for e in select_shard(entries, k, 3)})
     other = 1 if placed != 1 else 2
-    grade_all(mini(), subs, fake_options(books[other], shard=(other, 3)), progress=None)
+    grade_all(mini(), subs, BatchOptions(jobs=1, gradebook=books[other], grader_factory=fake_factory,
+                                         shard=(other, 3)), progress=None)
     stale = runner.invoke(main, ["gradebook", "merge", str(tmp_path / "again.db"), *map(str, books.values())])
     assert stale.exit_code == 2 and "1 of 7 students have no grade: late" in stale.output
     assert "the shards saw different classes (6 and 7 students)" in stale.output
