@@ -91,6 +91,8 @@ def test_three_workers_share_a_class_and_a_killed_one_loses_nothing(database, tm
     (["--queue"], "--queue needs a PostgreSQL gradebook (--gradebook postgresql://...)"),
     (["--queue", "--shard", "1/2", "--gradebook", "postgresql://nobody@/db"], "--queue and --shard exclude each other"),
     (["--lease", "30"], "--lease goes with --queue"),
+    (["--queue", "--figures", "--feedback", "fb", "--gradebook", "postgresql://nobody@/db"],
+     "--figures is not available with --queue"),
 ])
 def test_the_queue_is_refused_in_one_line_without_what_it_needs(tmp_path, args, message):
     result = CliRunner().invoke(main, ["grade-all", "mini", str(tmp_path), "--gradebook", str(tmp_path / "g.db"),
