@@ -230,7 +230,8 @@ class WorkerPool:
         """Grade every job, calling ``on_result`` in this process as each one finishes.
 
         Args:
-            jobs: The work.
+            jobs: The work; or a shared queue with the same ``popleft``/``appendleft`` (``batch/queue.py``), whose
+                ``popleft`` may return None while other processes hold what is left.
             on_result: Called with each graded job's outcome (jobs with ``grade=False`` have none).
             tick: Called about once a second.
             on_figures: Called with each job's figures result (jobs with ``figures`` set), failures included.
