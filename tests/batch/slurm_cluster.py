@@ -9,7 +9,9 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 # Debian's packages (slurmctld, slurmd, munge, slurm-client; .ci/run installs them): the daemons and the commands
 DAEMONS = ("munged", "slurmctld", "slurmd")
@@ -43,6 +45,7 @@ class SlurmCluster:
         self.conf = root / "slurm.conf"
         self.socket = root / "munge" / "munge.socket"
         self.children: list[subprocess.Popen] = []
+        self._logs: list[BinaryIO] = []
         self.env = {"SLURM_CONF": str(self.conf), "PATH": SEARCH, "HOME": str(root)}
 
     def _write_config(self) -> None:
@@ -95,23 +98,25 @@ class SlurmCluster:
         self._spawn("munged", ["munged", "-F", f"--key-file={r}/munge/munge.key", f"--socket={self.socket}",
                                f"--pid-file={r}/munge/munged.pid", f"--log-file={r}/log/munged.log",
                                f"--seed-file={r}/munge/munged.seed"])
-        self._until(lambda: self.socket.exists(), timeout, "munged's socket")
+        self.until(lambda: self.socket.exists(), timeout, "munged's socket")
         self._spawn("slurmctld", ["slurmctld", "-D", "-i", "-f", str(self.conf)])
         self._spawn("slurmd", ["slurmd", "-D", "-N", self.host, "-f", str(self.conf)])
-        self._until(lambda: self.run("sinfo", "-h", "-o", "%T", check=False).stdout.strip() == "idle", timeout,
+        self.until(lambda: self.run("sinfo", "-h", "-o", "%T", check=False).stdout.strip() == "idle", timeout,
                     "the node to be idle")
 
     def _spawn(self, name: str, argv: list[str]) -> None:
-        log = open(self.root / "log" / f"{name}.stderr", "wb")  # noqa: SIM115 - kept open for the daemon's life
+        log = open(self.root / "log" / f"{name}.stderr", "wb")  # noqa: SIM115 - closed by stop()
+        self._logs.append(log)
         self.children.append(subprocess.Popen([shutil.which(argv[0], path=SEARCH) or argv[0], *argv[1:]],
                                               stdout=log, stderr=subprocess.STDOUT, env=self.env))
 
-    def _until(self, ready, timeout: float, what: str) -> None:
+    def until(self, ready: Callable[[], bool], timeout: float, what: str) -> None:
+        """Wait for ``ready()``; a daemon's exit or the timeout raises RuntimeError with the daemons' logs."""
         deadline = time.monotonic() + timeout
         while not ready():
             dead = [child.args[0] for child in self.children if child.poll() is not None]
             if dead or time.monotonic() > deadline:
-                raise RuntimeError(f"Slurm did not come up (waiting for {what}; exited: {dead}):\n{self.logs()}")
+                raise RuntimeError(f"timed out waiting for {what} (daemons exited: {dead}):\n{self.logs()}")
             time.sleep(0.3)
 
     def logs(self) -> str:
@@ -163,3 +168,5 @@ class SlurmCluster:
             except subprocess.TimeoutExpired:
                 child.kill()
                 child.wait()
+        for log in self._logs:
+            log.close()

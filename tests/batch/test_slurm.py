@@ -12,7 +12,6 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -100,21 +99,9 @@ def _submitted(output: str) -> str:
     return re.search(r"Submitted batch job (\d+)", output).group(1)
 
 
-def _until(ready, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not ready():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.5)
-
-
-def _log_until(path: Path, pattern: str, timeout: float, cluster: SlurmCluster) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        text = path.read_text() if path.exists() else ""
-        if re.search(pattern, text):
-            return text
-        time.sleep(0.1)
-    raise AssertionError(f"{path.name} never showed {pattern!r}:\n{text}\n{cluster.logs()}")
+def _log_until(path: Path, pattern: str, timeout: float, cluster: SlurmCluster) -> None:
+    cluster.until(lambda: path.exists() and re.search(pattern, path.read_text()) is not None, timeout,
+                  f"{path.name} to show {pattern!r}")
 
 
 def test_a_class_graded_on_slurm_equals_one_machine_even_after_a_cancelled_task(cluster, tmp_path):
@@ -144,7 +131,7 @@ def test_a_class_graded_on_slurm_equals_one_machine_even_after_a_cancelled_task(
     for k, students in shards.items():
         assert f"shard {k} of {SHARDS}: {len(students)} submissions" in (
             course / "logs" / f"grade-{array}_{k}.out").read_text()
-    _until(lambda: cluster.job(merge)["Reason"] == "DependencyNeverSatisfied", 30, "the merge to be stuck")
+    cluster.until(lambda: cluster.job(merge)["Reason"] == "DependencyNeverSatisfied", 30, "the merge to be stuck")
     book = course / "gradebooks" / f"gradebook-{cancelled}.db"
     before = _graded(book)  # on a loaded machine the slow one may have finished before the cancel took effect
     assert shards[cancelled][0] in before and before <= set(shards[cancelled])
