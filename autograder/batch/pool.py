@@ -230,7 +230,8 @@ class WorkerPool:
         """Grade every job, calling ``on_result`` in this process as each one finishes.
 
         Args:
-            jobs: The work.
+            jobs: The work; or a shared queue with the same ``popleft``/``appendleft`` (``batch/queue.py``), whose
+                ``popleft`` may return None while other processes hold what is left.
             on_result: Called with each graded job's outcome (jobs with ``grade=False`` have none).
             tick: Called about once a second.
             on_figures: Called with each job's figures result (jobs with ``figures`` set), failures included.
@@ -238,7 +239,7 @@ class WorkerPool:
         Raises:
             GraderError: If the workers cannot build a grader (e.g. hidden checks missing).
         """
-        queue = deque(jobs)
+        queue = jobs if hasattr(jobs, "popleft") else deque(jobs)  # or a shared queue (batch/queue.py)
         finished = False
         if on_figures is not None:
             self.on_figures = on_figures
@@ -246,8 +247,9 @@ class WorkerPool:
             self.workers = [self._spawn() for _ in range(min(self.jobs, len(queue)))]
             while queue or any(w.job for w in self.workers):
                 for worker in self.workers:
-                    if worker.job is None and queue:
-                        worker.assign(queue.popleft(), self.timeout)
+                    job = queue.popleft() if worker.job is None and queue else None
+                    if job is not None:  # a shared queue has none while others hold what is left
+                        worker.assign(job, self.timeout)
                 wait([w.conn for w in self.workers] + [w.process.sentinel for w in self.workers], timeout=1.0)
                 survivors = []
                 for worker in self.workers:

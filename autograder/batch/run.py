@@ -15,6 +15,7 @@ from autograder.batch.figures import FigureResult, needs_drawing
 from autograder.batch.fingerprint import assignment_fingerprint, raw_digest
 from autograder.batch.pool import GraderFactory, WorkerPool, WorkItem, one_line
 from autograder.batch.progress import Progress
+from autograder.batch.queue import LEASE_SECONDS, ClaimQueue
 from autograder.batch.shard import select_shard
 from autograder.batch.timestamps import (
     layout_time,
@@ -25,6 +26,7 @@ from autograder.batch.timestamps import (
 from autograder.errors import GraderError, SubmissionError
 from autograder.gradebook.backend import display, parse_location
 from autograder.gradebook.export import export_csv, export_feedback, figures_folder
+from autograder.gradebook.shards import ShardRecord, record_shard
 from autograder.gradebook.store import ERROR, GRADED, Gradebook, Outcome, SubmissionRow
 from autograder.show.render import declares_figures
 from autograder.spec.assignment import Assignment
@@ -63,6 +65,9 @@ class BatchOptions:
         late: The late policy, overriding the manifest's ``[late]``.
         extensions: CSV of per-student deadlines (``student,due`` or ``student,extra_days``).
         timestamps: CSV of submission times (``student,submitted_at``), overriding what the layout records.
+        queue: Share the class with other ``grade-all --queue`` processes through the PostgreSQL gradebook:
+            each claims the next ungraded submission (batch/queue.py) instead of grading a fixed shard.
+        lease: With ``queue``: seconds a claim lasts unless its process renews it (a dead worker's expires).
     """
 
     jobs: int = field(default_factory=default_jobs)
@@ -80,6 +85,8 @@ class BatchOptions:
     extensions: Path | None = None
     timestamps: Path | None = None
     figures: bool = False
+    queue: bool = False
+    lease: float = LEASE_SECONDS
 
 
 @dataclass
@@ -140,10 +147,16 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
         raise GraderError("--jobs must be at least 1")
     if options.figures and options.feedback is None:
         raise GraderError("--figures goes with --feedback DIR: the figures are drawn beside the feedback files")
+    _check_queue(options)
     started = time.monotonic()
     entries, ignored = discover(Path(submissions), options.layout, assignment.name)
+    shard = None
     if options.shard:
+        shard = ShardRecord(assignment.name, *options.shard, tuple(sorted(e.student for e in entries)))
         entries = select_shard(entries, *options.shard)
+        if progress is not None:  # which slice this task took, so a scheduler's log can be checked against it
+            progress.write(f"shard {shard.shard} of {shard.count}: {len(entries)} submission"
+                           f"{'s' * (len(entries) != 1)} (of {len(shard.students)} in the class)\n")
     location = parse_location(options.gradebook)
     summary = BatchSummary(assignment.name, Path(submissions), location if isinstance(location, Path)
                            else display(location), options.jobs,
@@ -153,6 +166,8 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
     figures = _figures_folder(assignment, options, summary)
     files: dict[str, dict[str, str]] = {}
     with Gradebook(location) as book:
+        if shard is not None:  # `grader gradebook merge` checks the shards against this class listing
+            record_shard(book, shard)
         jobs = _plan(book, assignment, fingerprint, entries, options, summary, files, figures)
         to_grade = sum(job.grade for job in jobs)
         bar = Progress(to_grade, progress, options.jobs)
@@ -160,6 +175,8 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
         if progress is not None:
             progress.write(_plan_line(to_grade, len(entries), len(summary.skipped), summary.jobs,
                                       len(jobs) - to_grade) + "\n")
+
+        source = _claim_queue(book, assignment, fingerprint, jobs, summary, options, progress)
 
         def record(job: WorkItem, outcome: Outcome) -> None:
             late = summary.late.get(job.student)
@@ -171,21 +188,30 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
                                   message=f"the gradebook could not store this report ({one_line(exc)})")
                 book.record(assignment.name, fingerprint, job.student, job.digest, printable(job.path), outcome,
                             late)
+            if source is not None:  # recorded: no other worker grades it again
+                source.done(job.student)
             summary.graded.append((job.student, outcome))
             bar.update(job.student, outcome)
+
+        def tick() -> None:
+            bar.draw()
+            if source is not None:
+                source.renew()
 
         def drawn(job: WorkItem, result: FigureResult) -> None:
             summary.figure_pages = (summary.figure_pages or 0) + result.drawn
             if not result.drawn:
                 summary.figure_failures.append((job.student, result.note))
 
-        if jobs:
+        if source if source is not None else jobs:
             timeout = options.submission_timeout or submission_timeout(assignment)
             pool = WorkerPool(assignment, options.jobs, timeout, options.grader_factory)
             try:
-                pool.run(jobs, record, bar.draw, drawn)
+                pool.run(source if source is not None else jobs, record, tick, drawn)
             finally:
                 bar.finish()
+                if source is not None:
+                    source.close()
         summary.wall_seconds = round(time.monotonic() - started, 2)
         selected = set(summary.selected)
         summary.rows = [r for r in book.current(assignment.name, with_reports=False) if r.student in selected]
@@ -194,6 +220,40 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
         if options.feedback:
             summary.feedback_files = export_feedback(book, assignment.name, options.feedback)
     return summary
+
+
+def _check_queue(options: BatchOptions) -> None:
+    """Refuse ``queue`` without a PostgreSQL gradebook, or beside a shard or figures.
+
+    Raises:
+        GraderError: With the reason.
+    """
+    if not options.queue:
+        return
+    if isinstance(parse_location(options.gradebook), Path):
+        raise GraderError("--queue needs a PostgreSQL gradebook (--gradebook postgresql://...): the workers claim "
+                          "the class's submissions from it")
+    if options.shard:
+        raise GraderError("--queue and --shard exclude each other: the queue shares out the whole class")
+    if options.figures:
+        raise GraderError("--figures is not available with --queue: draw them afterwards with grade-all --figures")
+    if options.lease < 1:
+        raise GraderError("--lease must be at least 1 second")
+
+
+def _claim_queue(book: Gradebook, assignment: Assignment, fingerprint: str, jobs: list[WorkItem],
+                 summary: BatchSummary, options: BatchOptions, progress: TextIO | None) -> ClaimQueue | None:
+    """With ``queue``: this process's plan put into the shared queue, which the worker pool then pops."""
+    if not options.queue:
+        return None
+    skipped = set(summary.skipped)
+    graded = {r.student: r.digest for r in book.current(assignment.name, with_reports=False) if r.student in skipped}
+    source = ClaimQueue(str(parse_location(options.gradebook)), assignment.name, fingerprint,
+                        {job.student: job for job in jobs}, graded, options.lease)
+    if progress is not None:
+        progress.write(f"queue: {len(source)} submissions left to grade, shared with every grade-all --queue "
+                       f"({source.name})\n")
+    return source
 
 
 def _lateness(assignment: Assignment, root: Path, entries: list[Entry], options: BatchOptions,

@@ -25,28 +25,29 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 SHARD_VARIABLE = "GRADER_SHARD"  # K/N, e.g. from a GitHub Actions matrix: GRADER_SHARD: ${{ matrix.shard }}/4
-SHARD_COUNT_VARIABLE = "GRADER_SHARD_COUNT"  # N where the scheduler gives only an index (Kubernetes)
+SHARD_COUNT_VARIABLE = "GRADER_SHARD_COUNT"  # N, declared once for a Kubernetes Job or a Slurm array
 
 
 def resolve_shard(text: str, count: int | None = None, environ: Mapping[str, str] | None = None) -> tuple[int, int]:
-    """Parse ``--shard``: ``K/N``, or ``auto`` to take K and N from the scheduler that started this process.
+    """Parse ``--shard``: ``K/N``, or ``auto`` to take K from the scheduler that started this process.
 
     ``auto`` looks, in this order, at ``$GRADER_SHARD`` (``K/N``; set it from a GitHub Actions matrix), a
-    Kubernetes Indexed Job's ``JOB_COMPLETION_INDEX`` (0-based; N from ``count`` or ``$GRADER_SHARD_COUNT``,
-    since the pod is not told its Job's completions), and a Slurm array's ``SLURM_ARRAY_TASK_ID``,
-    ``SLURM_ARRAY_TASK_COUNT``, ``SLURM_ARRAY_TASK_MIN`` and ``SLURM_ARRAY_TASK_STEP`` (``--array=1-8``,
-    ``0-7`` or ``0-14:2`` alike: K counts the tasks from the first).
+    Kubernetes Indexed Job's ``JOB_COMPLETION_INDEX`` (0-based) and a Slurm array's ``SLURM_ARRAY_TASK_ID``
+    (the task id is the shard: ``--array=1-N``). N is declared once, by ``count`` or ``$GRADER_SHARD_COUNT``,
+    never taken from the scheduler: a pod is not told its Job's completions, and a re-submitted Slurm task
+    (``sbatch --array=2``) is an array of one, whose ``SLURM_ARRAY_TASK_COUNT`` and ``SLURM_ARRAY_TASK_MIN``
+    describe the re-submission, not the class's split.
 
     Args:
         text: The option's value.
-        count: ``--shard-count``: N for schedulers that give only an index.
+        count: ``--shard-count``: N, overriding ``$GRADER_SHARD_COUNT``.
         environ: The environment to read (``os.environ`` by default).
 
     Returns:
         ``(K, N)`` with 1 <= K <= N.
 
     Raises:
-        GraderError: If the value is malformed, or ``auto`` finds no scheduler or inconsistent values.
+        GraderError: If the value is malformed, or ``auto`` finds no scheduler, no declared N or a K outside 1..N.
     """
     if text != "auto":
         if count is not None:
@@ -57,28 +58,23 @@ def resolve_shard(text: str, count: int | None = None, environ: Mapping[str, str
     env = os.environ if environ is None else environ
     if env.get(SHARD_VARIABLE):
         return parse_shard(env[SHARD_VARIABLE])
+    total = count if count is not None else _integer(env, SHARD_COUNT_VARIABLE, required=False)
     if env.get("JOB_COMPLETION_INDEX") not in (None, ""):
         index = _integer(env, "JOB_COMPLETION_INDEX")
-        total = count if count is not None else _integer(env, SHARD_COUNT_VARIABLE, required=False)
         if total is None:
             raise GraderError("--shard auto found a Kubernetes Indexed Job (JOB_COMPLETION_INDEX) but not its "
                               "number of completions; pass --shard-count N or set GRADER_SHARD_COUNT=N")
         return _checked(index + 1, total, f"JOB_COMPLETION_INDEX={index} with {total} completions")
     if env.get("SLURM_ARRAY_TASK_ID") not in (None, ""):
         task = _integer(env, "SLURM_ARRAY_TASK_ID")
-        first = _integer(env, "SLURM_ARRAY_TASK_MIN", required=False)
-        step = _integer(env, "SLURM_ARRAY_TASK_STEP", required=False) or 1
-        total = count if count is not None else _integer(env, "SLURM_ARRAY_TASK_COUNT", required=False)
-        if first is None or total is None:
-            raise GraderError("--shard auto found a Slurm array task (SLURM_ARRAY_TASK_ID) without "
-                              "SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_COUNT; submit with sbatch --array")
-        if (task - first) % step:
-            raise GraderError(f"--shard auto: Slurm array task {task} is not on the array's step {step} from {first}")
-        return _checked((task - first) // step + 1, total, f"SLURM_ARRAY_TASK_ID={task} (first {first}, step "
-                        f"{step}) of {total} tasks")
+        if total is None:
+            raise GraderError("--shard auto found a Slurm array task (SLURM_ARRAY_TASK_ID) but no declared number "
+                              "of shards; set GRADER_SHARD_COUNT=N (deploy/slurm/submit.sh does) or pass "
+                              "--shard-count N (the array's own task count changes when one task is re-submitted)")
+        return _checked(task, total, f"Slurm array task {task} (the task id is the shard: --array=1-{total})")
     raise GraderError("--shard auto found no scheduler: expected JOB_COMPLETION_INDEX (Kubernetes Indexed Job, with "
-                      "--shard-count N), SLURM_ARRAY_TASK_ID (Slurm array) or GRADER_SHARD=K/N (e.g. a GitHub "
-                      "Actions matrix); or pass --shard K/N")
+                      "GRADER_SHARD_COUNT=N), SLURM_ARRAY_TASK_ID (Slurm array, with GRADER_SHARD_COUNT=N) or "
+                      "GRADER_SHARD=K/N (e.g. a GitHub Actions matrix); or pass --shard K/N")
 
 
 def _integer(env: Mapping[str, str], name: str, required: bool = True) -> int | None:

@@ -26,7 +26,13 @@ from autograder.cli.base import assignment_named, friendly_errors
 @click.option("--shard", metavar="K/N|auto", help="Grade only the K-th of N slices of the class (1 <= K <= N); "
               "auto: from a Kubernetes Indexed Job, a Slurm array or $GRADER_SHARD (docs/BATCH.md).")
 @click.option("--shard-count", type=click.IntRange(min=1), metavar="N",
-              help="With --shard auto: the number of shards where the scheduler gives only an index (Kubernetes).")
+              help="With --shard auto: N, the number of shards (else $GRADER_SHARD_COUNT; a Kubernetes Job or a "
+                   "Slurm array gives only the task's index).")
+@click.option("--queue", is_flag=True, help="With a postgresql:// gradebook: claim the class's submissions one at a "
+              "time from it, beside any number of other grade-all --queue processes on any machines (docs/BATCH.md).")
+@click.option("--lease", type=click.FloatRange(min=1), metavar="SECONDS",
+              help="With --queue: how long a claim lasts unless its process renews it (a dead worker's submission is "
+                   "taken over after it) [default: 600].")
 @click.option("--layout", type=click.Choice(["auto", "plain", "gradescope", "classroom", "nbgrader"]),
               default="auto", show_default=True, help="How student ids are derived from SUBMISSIONS (see docs/BATCH.md).")
 @click.option("--due", metavar="ISO8601", help="The deadline, e.g. 2026-12-01T23:59:00+01:00 (overrides the "
@@ -40,7 +46,8 @@ from autograder.cli.base import assignment_named, friendly_errors
 @friendly_errors
 def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: str, csv_path: Path | None,
               feedback: Path | None, figures: bool, force: bool, retry_errors: bool, shard: str | None,
-              shard_count: int | None, layout: str, due: str | None, late_penalty: str | None, extensions: Path | None,
+              shard_count: int | None, queue: bool, lease: float | None, layout: str, due: str | None,
+              late_penalty: str | None, extensions: Path | None,
               timestamps: Path | None) -> None:
     """Grade every student's submission in SUBMISSIONS (a folder or .zip each) into a resumable gradebook."""
     import dataclasses
@@ -53,6 +60,8 @@ def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: s
 
     if shard_count is not None and shard is None:
         raise GraderError("--shard-count goes with --shard auto")
+    if lease is not None and not queue:
+        raise GraderError("--lease goes with --queue")
     if figures and feedback is None:
         raise click.UsageError("--figures goes with --feedback DIR (the figures are drawn beside the feedback)")
 
@@ -71,7 +80,7 @@ def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: s
     options = BatchOptions(jobs=jobs or default_jobs(), gradebook=gradebook, force=force, retry_errors=retry_errors,
                            shard=resolve_shard(shard, shard_count) if shard else None, layout=layout, csv=csv_path,
                            feedback=feedback, figures=figures, due=deadline, late=policy, extensions=extensions,
-                           timestamps=timestamps)
+                           timestamps=timestamps, queue=queue, **({"lease": lease} if lease is not None else {}))
     click.echo(render_summary(run_batch(spec, submissions, options, sys.stderr)), nl=False)
     if layout == "nbgrader":  # SUBMISSIONS is the course folder: the scores go to its nbgrader gradebook too
         from autograder.batch.nbgrader_course import render_write_back, write_back

@@ -23,14 +23,21 @@ def gradebook_group() -> None:
 @gradebook_group.command("merge")
 @click.argument("output")
 @click.argument("inputs", nargs=-1, required=True)
+@click.option("--allow-partial", is_flag=True, help="Merge even when the shards' gradebooks miss a shard or a student "
+              "of the class they recorded (each missing one is listed as a warning).")
 @friendly_errors
-def gradebook_merge(output: str, inputs: tuple[str, ...]) -> None:
-    """Merge gradebooks INPUTS (e.g. one per shard) into OUTPUT (SQLite files or postgresql:// URLs)."""
+def gradebook_merge(output: str, inputs: tuple[str, ...], allow_partial: bool) -> None:
+    """Merge gradebooks INPUTS (e.g. one per shard) into OUTPUT (SQLite files or postgresql:// URLs).
+
+    Shard gradebooks (`grade-all --shard`) record their class: a set missing a shard or a student is refused.
+    """
     from autograder.gradebook.backend import display
     from autograder.gradebook.merge import merge_gradebooks
 
     check_gradebook_target(output, "OUTPUT")
-    done = merge_gradebooks(output, inputs)
+    done = merge_gradebooks(output, inputs, allow_partial)
+    for problem in done.incomplete:
+        click.echo(f"warning: incomplete class: {problem}", err=True)
     click.echo(f"{display(output)}: {done.students} students; {done.added} submissions added, {done.replaced} replaced "
                f"by a newer grade, {done.kept} already there")
 

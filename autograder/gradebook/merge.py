@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
 from autograder.errors import GraderError
 from autograder.gradebook.backend import display, parse_location
+from autograder.gradebook.shards import coverage_problems, graded_students, read_shards
 from autograder.gradebook.store import (
     Gradebook,
     insert_sources,
@@ -26,16 +27,25 @@ class MergeSummary:
     replaced: int = 0
     kept: int = 0
     students: int = 0
+    incomplete: list[str] = field(default_factory=list)  # what is missing, when merged with allow_partial
 
 
-def merge_gradebooks(output: Path | str, inputs: Iterable[Path | str]) -> MergeSummary:
+def merge_gradebooks(output: Path | str, inputs: Iterable[Path | str], allow_partial: bool = False) -> MergeSummary:
     """Combine gradebooks (e.g. one per shard) into ``output``, one transaction per input.
 
     The same submission (student, content, grading setup) in several inputs is kept once, the most recently
-    graded copy winning; a student's current submission is the most recently seen one.
+    graded copy winning; a student's current submission is the most recently seen one. Gradebooks written by
+    ``grade-all --shard`` record their class; unless ``allow_partial``, a set of them that misses a shard or a
+    student of that class is refused before ``output`` is touched.
+
+    Args:
+        output: The gradebook to merge into (created if missing).
+        inputs: The gradebooks to merge.
+        allow_partial: Merge an incomplete set anyway (what is missing is listed in the summary).
 
     Raises:
-        GraderError: If an input is missing, is not a gradebook, or is the output itself.
+        GraderError: If an input is missing, is not a gradebook, or is the output itself, or the set is
+            incomplete and ``allow_partial`` is not given.
     """
     inputs = [parse_location(p) for p in inputs]
     output = parse_location(output)
@@ -45,7 +55,10 @@ def merge_gradebooks(output: Path | str, inputs: Iterable[Path | str]) -> MergeS
         if path == output or (isinstance(path, Path) and isinstance(output, Path) and path.exists()
                               and output.exists() and path.resolve() == output.resolve()):
             raise GraderError(f"{display(path)} is both an input and the output of the merge")
-    summary = MergeSummary()
+    summary = MergeSummary(incomplete=_incomplete(inputs))
+    if summary.incomplete and not allow_partial:
+        raise GraderError("incomplete class, nothing merged: " + " | ".join(summary.incomplete)
+                          + "; merge every shard's gradebook, or pass --allow-partial")
     with Gradebook(output) as book:
         for path in inputs:
             with Gradebook(path, readonly=True) as source:
@@ -53,6 +66,18 @@ def merge_gradebooks(output: Path | str, inputs: Iterable[Path | str]) -> MergeS
                     _merge_one(book.db, source.db, summary, has_sources=source.version != "1")
         summary.students = book.db.execute("SELECT COUNT(*) FROM students").fetchone()[0]
     return summary
+
+
+def _incomplete(inputs: list[Path | str]) -> list[str]:
+    """What the inputs miss of the classes their shards recorded (empty when complete or not sharded)."""
+    records = []
+    graded: dict[str, set[str]] = {}
+    for path in inputs:
+        with Gradebook(path, readonly=True) as source:
+            records += read_shards(source)
+            for assignment, students in graded_students(source).items():
+                graded.setdefault(assignment, set()).update(students)
+    return coverage_problems(records, graded)
 
 
 def _merge_one(out: sqlite3.Connection, source: sqlite3.Connection, summary: MergeSummary,

@@ -349,6 +349,46 @@ def test_shards_merge_into_the_whole_class(tmp_path: Path) -> None:
         merge_gradebooks(merged, [tmp_path / "junk.db"])
 
 
+def test_merge_refuses_a_class_missing_a_shard_unless_partial_is_allowed(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from autograder.cli import main
+
+    subs = tmp_path / "subs"
+    for index in range(6):
+        write_submission(subs / f"s{index}", "# GOOD\n")
+    books = {k: tmp_path / f"gradebook-{k}.db" for k in (1, 2, 3)}
+    logs = {}
+    for k, db in books.items():
+        logs[k] = io.StringIO()
+        grade_all(mini(), subs, BatchOptions(jobs=1, gradebook=db, grader_factory=fake_factory, shard=(k, 3)),
+                  progress=logs[k])
+    assert "shard 2 of 3: 2 submissions (of 6 in the class)\n" in logs[2].getvalue()
+    lost = sorted(e.student for e in select_shard(discover(subs, "plain", "mini")[0], 2, 3))
+    runner = CliRunner()
+    merge = ["gradebook", "merge", str(tmp_path / "class.db"), str(books[1]), str(books[3])]
+    refused = runner.invoke(main, merge)
+    assert refused.exit_code == 2 and not (tmp_path / "class.db").exists()
+    assert refused.output == (f"error: incomplete class, nothing merged: mini: no gradebook holds shard 2 of 3; "
+                              f"2 of 6 students have no grade: {', '.join(lost)}; merge every shard's gradebook, "
+                              f"or pass --allow-partial\n")
+    partial = runner.invoke(main, [*merge, "--allow-partial"])
+    assert partial.exit_code == 0 and f"warning: incomplete class: mini: no gradebook holds shard 2" in partial.output
+    assert "4 students" in partial.output
+    complete = runner.invoke(main, [*merge, str(books[2])])
+    assert complete.exit_code == 0 and "6 students" in complete.output and "warning" not in complete.output
+
+    write_submission(subs / "late", "# GOOD\n")  # a late arrival re-cuts the class; only its new shard is re-run
+    entries = discover(subs, "plain", "mini")[0]
+    placed = next(k for k in (1, 2, 3) if "late" in {e.student for e in select_shard(entries, k, 3)})
+    other = 1 if placed != 1 else 2
+    grade_all(mini(), subs, BatchOptions(jobs=1, gradebook=books[other], grader_factory=fake_factory,
+                                         shard=(other, 3)), progress=None)
+    stale = runner.invoke(main, ["gradebook", "merge", str(tmp_path / "again.db"), *map(str, books.values())])
+    assert stale.exit_code == 2 and "1 of 7 students have no grade: late" in stale.output
+    assert "the shards saw different classes (6 and 7 students)" in stale.output
+
+
 def test_gradebook_and_report_commands(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
