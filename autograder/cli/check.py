@@ -21,20 +21,22 @@ from autograder.cli.base import assignment_named, friendly_errors
 @friendly_errors
 def check(assignment: str, path: Path | None, tasks: tuple[str, ...], verbose: bool,
           show_extracted: Path | None) -> None:
-    """Run the public tests on your work (default: ./ASSIGNMENT; a package, a zip or a .ipynb notebook) and check
-    the quiz answers' format."""
+    """Run the public tests on your work (default: this folder; a package, a folder or repository holding it, a zip
+    or a .ipynb notebook, found as grading finds it) and check the quiz answers' format."""
     from autograder.public.notebook import checked_work
     from autograder.public.outcome import CheckOutcome
     from autograder.public.render import Printer
     from autograder.public.runner import run_public_tests, select_tasks
+    from autograder.submission.notebook.read import is_notebook
 
     spec = assignment_named(assignment)
     selected = select_tasks(spec, tasks)
-    with checked_work(spec, path, show_extracted) as (package, notebook, notes):
-        click.echo("".join(f"note: {note}\n" for note in notes), nl=False)
+    with checked_work(spec, path, show_extracted) as prepared:  # what grading would take, said as grade says it
+        click.echo("".join(f"note: {note}\n" for note in prepared.notes()), nl=False)
         printer = Printer(spec, lambda text: click.echo(text, nl=False), verbose=verbose)
-        printer.header(CheckOutcome(package=notebook or package))
-        outcome = run_public_tests(spec, package, selected=selected, listener=printer)
-    if show_extracted is not None and notebook is not None:
+        printer.header(CheckOutcome(package=prepared.shown))
+        outcome = run_public_tests(spec, prepared.package_dir, selected=selected, listener=printer,
+                                   shown=prepared.shown, refused=prepared.refused)
+    if show_extracted is not None and is_notebook(prepared.source):
         click.echo(f"extracted package written to {show_extracted}")
     sys.exit(0 if outcome.ok else 1)

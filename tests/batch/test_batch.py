@@ -37,7 +37,7 @@ from autograder.gradebook.store import ERROR, GRADED, Gradebook, Outcome
 from autograder.reports.classreport import write_class_report  # noqa: E402
 from autograder.reports.results import CheckResult, GradeReport, TaskResult  # noqa: E402
 from autograder.spec.assignment import Assignment, load_assignment  # noqa: E402
-from autograder.submission.package import prepare_submission, submission_digest  # noqa: E402
+from autograder.submission.intake import prepare_submission, submission_digest  # noqa: E402
 from autograder.util.safety import csv_safe
 
 FIXTURES = ROOT / "tests" / "fixtures"
