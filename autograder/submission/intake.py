@@ -108,7 +108,8 @@ def _reading_bound(assignment: Assignment) -> Callable[[str], int | None]:
 def _from_folder(root: Path, given: Path, assignment: Assignment, scratch: Path, label: str,
                  unpacked: Unpacked | None = None) -> PreparedSubmission:
     """The work in a folder (one the user gave, or an unpacked zip's): its package, its notebook, or the rule's pick."""
-    package = find_package(root.absolute(), assignment, label)
+    root = root.absolute()
+    package = find_package(root, assignment, label)
     notebook = _find_notebook(root, assignment, label, quiet=package is not None)
     if package is None and notebook is None:
         archive = _single_zip(root) if unpacked is None else None
@@ -157,14 +158,17 @@ def _choose(package: Path, notebook: Path | None, assignment: Assignment, root: 
     """
     if notebook is None:
         return "", False
-    template = _template_work(assignment)
-    package_work = template is None or _package_work(package, assignment) != template
-    try:
-        notebook_work = template is None or _notebook_work(notebook, assignment) != template
-    except NotebookError:
-        return "", False  # a file that is not a notebook holds no work to weigh against the package
     folder = _relative(package, root) + "/"
     book = _relative(notebook, root)
+    template = _template_work(assignment)
+    if template is None:
+        return (f"graded {folder}; {book} beside it was not read (this installation has no student template to "
+                f"tell which one holds work)"), False
+    package_work = _package_work(package, assignment) != template
+    try:
+        notebook_work = _notebook_work(notebook, assignment) != template
+    except NotebookError:
+        return "", False  # a file that is not a notebook holds no work to weigh against the package
     if notebook_work and not package_work:
         return f"graded the notebook {book}, which holds work; {folder} is the untouched template", True
     if package_work and notebook_work:
@@ -176,7 +180,7 @@ def _choose(package: Path, notebook: Path | None, assignment: Assignment, root: 
 
 
 def _relative(path: Path, root: Path) -> str:
-    relative = path.absolute().relative_to(root.absolute()).as_posix()
+    relative = path.relative_to(root).as_posix()
     return path.name if relative == "." else relative
 
 
@@ -281,7 +285,7 @@ def _single_zip(folder: Path) -> Path | None:
 
 def _ignored_in_archive(unpacked: Unpacked, package: Path, assignment: Assignment) -> list[str]:
     """The archive's entries inside the package that were left unread, said as a folder's would be."""
-    prefix = package.absolute().relative_to(unpacked.root.absolute()).as_posix()
+    prefix = package.relative_to(unpacked.root.absolute()).as_posix()
     inside = [name if prefix == "." else name[len(prefix) + 1:] for name in unpacked.skipped
               if prefix == "." or name.startswith(prefix + "/")]
     return ignored_notes(sorted(inside), set(assignment.student_files))

@@ -145,9 +145,15 @@ def copy_package(prepared: PreparedSubmission, assignment: Assignment, sizes: di
             files[name] = None
             continue
         size = (sizes or {}).get(file, file.stat().st_size)
-        files[name] = size if size > MAX_STUDENT_FILE_BYTES else file.read_bytes()[: MAX_STUDENT_FILE_BYTES + 1]
+        files[name] = size if size > MAX_STUDENT_FILE_BYTES else _read_at_most(file, MAX_STUDENT_FILE_BYTES + 1)
     take_files(prepared, assignment, files)
     prepared.ignored.extend(ignored_notes(_files_below(source), set(assignment.student_files)))
+
+
+def _read_at_most(file: Path, limit: int) -> bytes:
+    """The first ``limit`` bytes of ``file`` (a file that grew since it was measured is still read no further)."""
+    with open(file, "rb") as handle:
+        return handle.read(limit)
 
 
 def take_files(prepared: PreparedSubmission, assignment: Assignment, files: dict[str, bytes | int | None]) -> None:
