@@ -32,7 +32,7 @@ def checked_work(assignment: Assignment, path: Path | None, show_extracted: Path
     """
     given = default_work(path)
     with tempfile.TemporaryDirectory(prefix="grader-check-") as scratch:
-        prepared = prepare_submission(given.resolve(), assignment, Path(scratch))
+        prepared = prepare_submission(given, assignment, Path(scratch))
         if show_extracted is not None and is_notebook(prepared.source):
             show_extracted.mkdir(parents=True, exist_ok=True)
             for file in sorted(prepared.package_dir.iterdir()):

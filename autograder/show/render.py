@@ -111,7 +111,7 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
     intake = new_scratch(prefix="grader-show-intake-")
     try:
         given = default_work(Path(path).expanduser() if path is not None else None)
-        prepared = prepare_submission(given.resolve(), spec, intake)  # once: the probes run on this copy
+        prepared = prepare_submission(given, spec, intake)  # once: the probes run on this copy
         return _render(spec, prepared, out, expected, workers, expected_folder, zygotes, source, started)
     finally:
         shutil.rmtree(intake, ignore_errors=True)
@@ -121,7 +121,7 @@ def _render(spec: Assignment, prepared: PreparedSubmission, out: Path | str | No
             workers: int, expected_folder: Path | None, zygotes: list[Zygote] | None, source: str | None,
             started: float) -> Rendered:
     """render_figures on the work the intake prepared."""
-    work = prepared.shown
+    work = prepared.shown.resolve()
     folder = Path(out).expanduser().resolve() if out is not None else default_folder(spec, work)
     if folder == work or work in folder.parents:
         raise GraderError(f"refusing to write the figures into the work itself ({work}); choose another --out")

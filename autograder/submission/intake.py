@@ -36,16 +36,8 @@ from autograder.util.tomlio import loads_toml
 
 def default_work(path: Path | None) -> Path:
     """What ``check`` and ``show`` look at: PATH if given, else this folder (its ``<package>/``, or its notebook,
-    chosen by the rule of :func:`prepare_submission`, so a filled notebook beside the released stubs is found).
-
-    Raises:
-        SubmissionError: If PATH does not exist.
-    """
-    if path is None:
-        return Path.cwd()
-    if not path.exists():
-        raise SubmissionError(f"{path} does not exist")
-    return path
+    chosen by the rule of :func:`prepare_submission`, so a filled notebook beside the released stubs is found)."""
+    return Path.cwd() if path is None else path
 
 
 def prepare_submission(path: Path, assignment: Assignment, scratch: Path) -> PreparedSubmission:
@@ -71,7 +63,7 @@ def prepare_submission(path: Path, assignment: Assignment, scratch: Path) -> Pre
     given = Path(path)
     label = printable(given.name) or "the submission"
     if not given.exists():
-        raise SubmissionError(f"submission not found: {printable(given)}")
+        raise SubmissionError(f"{printable(given)} does not exist")
     if given.is_dir():
         return _from_folder(given, given, assignment, scratch, label)
     if is_notebook(given):

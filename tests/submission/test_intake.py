@@ -67,13 +67,14 @@ def _one_error(*args: str) -> str:
                                           f"nor a notebook (.ipynb)"),
     (empty_folder, "my work", f"no assignment3/ package found in my work (looked for {SOURCES}), "
                               f"nor a notebook (.ipynb)"),
+    (lambda path: path, "absent", "{given} does not exist"),
 ])
 def test_check_and_grade_say_the_same_naming_what_the_user_gave(tmp_path: Path, make: Callable[[Path], Path],
                                                                 name: str, expected: str) -> None:
     given = make(tmp_path / name)
     check = _one_error("check", "assignment3", str(given))
     grade = _one_error("grade", "assignment3", str(given))
-    assert check == grade == f"error: {expected}"
+    assert check == grade == "error: " + expected.replace("{given}", str(given))
 
 
 # -- one size rule ----------------------------------------------------------------------------------------------

@@ -63,7 +63,7 @@ def test_the_digest_depends_only_on_declared_files(reference_copy, assignment3, 
 
 
 def test_missing_path_is_a_clear_error(assignment3, tmp_path):
-    with pytest.raises(SubmissionError, match="submission not found"):
+    with pytest.raises(SubmissionError, match="nope does not exist$"):
         prepare_submission(tmp_path / "nope", assignment3, tmp_path / "s")
 
 
