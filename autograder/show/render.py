@@ -90,7 +90,7 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
     Args:
         assignment: The assignment (or its name).
         path: What the student gave (a package folder, a folder holding it, a notebook or a zip; default
-            ``./<package>``), found by the one intake (:func:`autograder.submission.intake.prepare_submission`).
+            this folder), found by the one intake (:func:`autograder.submission.intake.prepare_submission`).
         out: The output folder (default :func:`default_folder`); ``index.html`` and ``<figure>.png`` go there.
         expected: Place the expected figures beside the student's (default: the manifest's ``show_expected``;
             only where the pre-rendered PNGs exist).
