@@ -21,8 +21,8 @@ from autograder.submission.notebook.extract import extract_notebook, extraction_
 from autograder.submission.notebook.read import MAX_NOTEBOOK_BYTES, NOTEBOOK_SUFFIX, is_notebook
 from autograder.submission.package import (
     MAX_STUDENT_FILE_BYTES,
-    PreparedSubmission,
     SEARCH_DEPTH,
+    PreparedSubmission,
     copy_package,
     find_package,
     ignored_notes,

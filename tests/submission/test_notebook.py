@@ -19,9 +19,9 @@ from autograder.batch.discover import discover
 from autograder.cli import main
 from autograder.errors import NotebookError
 from autograder.spec.assignment import Assignment, load_assignment
+from autograder.submission.intake import prepare_submission, submission_digest
 from autograder.submission.notebook.extract import extract, extract_notebook
 from autograder.submission.notebook.read import Cell, neutralise, notebook_cells, read_notebook
-from autograder.submission.intake import prepare_submission, submission_digest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from notebook_helpers import (  # a helper module beside the tests
