@@ -293,7 +293,8 @@ def zip_folder(folder: Path, archive: Path, top: str | None = None) -> Path:
 
 
 def build_gradescope_source(assignment: Assignment, destination: Path) -> Path:
-    """The Gradescope autograder's source: scripts, the grader, the assignment with its hidden part, the reference.
+    """The Gradescope autograder's source: scripts, the grader, the assignment with its hidden part, the reference,
+    and the student template (the intake tells untouched stubs from work by it).
 
     Laid out like the repository, so the grader finds everything relative to itself.
     """
@@ -307,6 +308,7 @@ def build_gradescope_source(assignment: Assignment, destination: Path) -> Path:
     _copy_tree(PACKAGE_DIR, destination / "autograder")
     _copy_tree(assignment.root, destination / "assignments" / assignment.name)
     _copy_tree(assignment.reference, destination / assignment.reference.relative_to(repo))
+    _copy_tree(assignment.template, destination / assignment.template.relative_to(repo))
     return destination
 
 

@@ -24,11 +24,12 @@ from autograder.cli.base import assignment_named, friendly_errors
 @friendly_errors
 def check(assignment: str, path: Path | None, tasks: tuple[str, ...], verbose: bool, watch: bool,
           show_extracted: Path | None) -> None:
-    """Run the public tests on your work (default: ./ASSIGNMENT; a package, a zip or a .ipynb notebook) and check
-    the quiz answers' format."""
+    """Run the public tests on your work (default: this folder; a package, a folder or repository holding it, a zip
+    or a .ipynb notebook, found as grading finds it) and check the quiz answers' format."""
     from autograder.public.notebook import checked_work
     from autograder.public.runner import select_tasks
     from autograder.public.watch import check_and_print, watch_and_check
+    from autograder.submission.notebook.read import is_notebook
     from autograder.util.targets import output_folder
 
     spec = assignment_named(assignment)
@@ -42,8 +43,8 @@ def check(assignment: str, path: Path | None, tasks: tuple[str, ...], verbose: b
     if watch:
         watch_and_check(spec, path, selected, write, verbose=verbose, show_extracted=show_extracted)
         return
-    with checked_work(spec, path, show_extracted) as (package, notebook, notes):
-        outcome = check_and_print(spec, package, notebook, notes, selected, write, verbose=verbose)
-    if show_extracted is not None and notebook is not None:
+    with checked_work(spec, path, show_extracted) as prepared:  # what grading would take, said as grade says it
+        outcome = check_and_print(spec, prepared, selected, write, verbose=verbose)
+    if show_extracted is not None and is_notebook(prepared.source):
         click.echo(f"extracted package written to {show_extracted}")
     sys.exit(0 if outcome.ok else 1)

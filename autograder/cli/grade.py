@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import click
@@ -30,20 +31,25 @@ REPORT_NAMES = {"text": "report.txt", "json": "report.json", "gradescope": "resu
 @friendly_errors
 def grade(assignment: str, submission: Path, fmt: str, output: Path | None, tasks: tuple[str, ...],
           require_isolation: str | None, submission_metadata: Path | None) -> None:
-    """Grade SUBMISSION (a package folder, a folder containing it, or a .zip) with the hidden tests."""
+    """Grade SUBMISSION (a package folder, a folder or repository holding it, a .ipynb notebook or a .zip) with the
+    hidden tests."""
     from autograder.sandbox.capacity import zygotes_for_one_submission
     from autograder.sandbox.host import new_scratch, start_zygotes
+    from autograder.submission.intake import prepare_submission
 
     spec = assignment_named(assignment)
     for task_id in tasks:
         if task_id not in spec.task_ids:
             raise GraderError(f"no task {task_id!r} in {spec.name} (tasks: {', '.join(spec.task_ids)})")
-    if not submission.exists():
-        raise GraderError(f"submission not found: {submission}")
     late = _gradescope_lateness(spec, submission_metadata) if submission_metadata else None
     if output is not None:  # refused now, not after grading (a missing folder is created when the report is written)
         output_file(output, "--output", REPORT_NAMES[fmt])
     scratch = new_scratch()
+    try:  # the intake first: a submission that cannot be graded is refused before any worker starts
+        prepared = prepare_submission(submission, spec, scratch / "intake")
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
     # One imports torch meanwhile, the second starts with the second task: three torch imports at once would
     # slow the first on two CPUs; and one submission does not repay warming them up (autograder.sandbox.Zygote).
     # On one usable CPU, or in a small container, one zygote serves every task (autograder.sandbox.capacity).
@@ -59,7 +65,7 @@ def grade(assignment: str, submission: Path, fmt: str, output: Path | None, task
             zygote.close()
         raise
     with grader:
-        report = grader.grade(submission, only=set(tasks) or None)
+        report = grader.grade(submission, only=set(tasks) or None, prepared=prepared)
     if fmt == "gradescope":
         from autograder.reports.gradescope import render_gradescope
 

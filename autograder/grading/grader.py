@@ -47,7 +47,8 @@ from autograder.spec.quiz import (
 )
 from autograder.spec.reference import load_package, prune_reference
 from autograder.submission.imports import NOT_IMPORTED, unneeded_modules
-from autograder.submission.package import PreparedSubmission, prepare_submission
+from autograder.submission.intake import prepare_submission
+from autograder.submission.package import PreparedSubmission
 
 
 class Grader:
@@ -112,12 +113,15 @@ class Grader:
 
     # -- grading ---------------------------------------------------------------------------------------
 
-    def grade(self, submission: Path, only: set[str] | None = None) -> GradeReport:
+    def grade(self, submission: Path, only: set[str] | None = None,
+              prepared: PreparedSubmission | None = None) -> GradeReport:
         """Grade one submission end to end.
 
         Args:
-            submission: A package folder, a folder containing it, or a zip.
+            submission: What the user gave: a package folder, a folder containing it, a notebook or a zip.
             only: Grade just these task ids (the quiz included if named); all tasks by default.
+            prepared: What the intake already made of ``submission`` (the caller removes it), so that a bad
+                submission can be refused before any work starts; the intake runs here when None.
 
         Returns:
             The report.
@@ -128,7 +132,7 @@ class Grader:
         started = time.monotonic()
         scratch = new_scratch(prefix="submission-")
         try:
-            prepared = prepare_submission(Path(submission), self.assignment, scratch)
+            prepared = prepared or prepare_submission(Path(submission), self.assignment, scratch)
             outputs: list[str] = []
             broken = self.jobs.probe_imports(prepared, outputs)
             chosen = [task for task in self.assignment.tasks if only is None or task.id in only]
@@ -141,9 +145,9 @@ class Grader:
                 tasks.append(self._grade_quiz(prepared))
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        notes = [f"missing file: {name}" for name in prepared.missing]
-        notes += [f"ignored: {name}" for name in prepared.ignored]
-        notes += [f"{module}.py could not be imported: {reason}" for module, reason in broken.items()]
+        notes = prepared.notes()
+        notes += [f"{module}.py could not be imported: {reason}" for module, reason in broken.items()
+                  if f"{module}.py" not in prepared.refused and f"{module}.py" not in prepared.missing]
         return GradeReport(
             assignment=self.assignment.name,
             submission=str(submission),
@@ -190,8 +194,8 @@ class Grader:
         own_broken = [m for m in task.modules if m in broken]
         if own_broken:
             module = own_broken[0]
-            results = [CheckResult(check.name, check.description, check.weight, ERROR,
-                                   f"{module}.py could not be imported: {broken[module]}", seed=seed)
+            why = prepared.refused.get(f"{module}.py") or f"{module}.py could not be imported: {broken[module]}"
+            results = [CheckResult(check.name, check.description, check.weight, ERROR, why, seed=seed)
                        for check, seed in checks]
             return score_task(task.id, task.title, task.points, results)
         unneeded = unneeded_modules(prepared.package_dir, self.assignment.package, self.assignment.modules,

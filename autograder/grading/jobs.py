@@ -161,7 +161,8 @@ class Jobs:
             Module name to the reason it cannot be imported.
         """
         modules = self.assignment.modules
-        broken = {m: f"{m}.py is missing from the submission" for m in modules if f"{m}.py" not in prepared.copied}
+        broken = {m: prepared.refused.get(f"{m}.py", f"{m}.py is missing from the submission") for m in modules
+                  if f"{m}.py" not in prepared.copied}
         remaining = [m for m in modules if m not in broken]
         moved: set[str] = set()
         for _ in range(3 * len(modules) + 1):

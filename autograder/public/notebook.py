@@ -10,46 +10,36 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from autograder.errors import NotebookError, SubmissionError
+from autograder.errors import NotebookError
 from autograder.public.warm import WarmWorker
 from autograder.spec.assignment import Assignment
-from autograder.submission.notebook.extract import (
-    Extraction,
-    extract,
-    find_notebook,
-    use_notebook,
-    write_package,
-)
-from autograder.submission.notebook.read import Cell, read_notebook
+from autograder.submission.intake import default_work, prepare_submission
+from autograder.submission.notebook.extract import Extraction, extract, write_package
+from autograder.submission.notebook.read import Cell, is_notebook, read_notebook
+from autograder.submission.package import PreparedSubmission
 
 
 @contextlib.contextmanager
 def checked_work(assignment: Assignment, path: Path | None, show_extracted: Path | None = None
-                 ) -> Iterator[tuple[Path, Path | None, list[str]]]:
-    """The package ``grader check`` tests: the student's package, or one extracted from their notebook.
+                 ) -> Iterator[PreparedSubmission]:
+    """The work ``grader check`` tests, found and copied by the one intake, exactly as grading finds it.
+
+    Args:
+        assignment: The assignment.
+        path: What the student gave (default: this folder: the package in it, or its notebook).
+        show_extracted: For a notebook, a folder to copy the extracted package files into.
 
     Yields:
-        The package folder, the notebook it came from (None for a package), and notes for the student.
+        The prepared submission (removed afterwards).
     """
-    from autograder.public.runner import locate_work
-
-    if path is not None and not path.exists():
-        raise SubmissionError(f"{path} does not exist")
-    if path is None and (Path.cwd() / assignment.package).is_dir():
-        yield locate_work(assignment, None), None, []
-        return
-    target = (path or Path.cwd()).resolve()
-    with tempfile.TemporaryDirectory(prefix="grader-notebook-") as scratch:
-        folder, notes = use_notebook(target, assignment, Path(scratch))
-        if folder == target:  # a package (a notebook beside it is mentioned in the notes)
-            yield locate_work(assignment, path), None, notes
-            return
-        package = folder / assignment.package
-        if show_extracted is not None:
+    given = default_work(path)
+    with tempfile.TemporaryDirectory(prefix="grader-check-") as scratch:
+        prepared = prepare_submission(given, assignment, Path(scratch))
+        if show_extracted is not None and is_notebook(prepared.source):
             show_extracted.mkdir(parents=True, exist_ok=True)
-            for file in sorted(package.iterdir()):
+            for file in sorted(prepared.package_dir.iterdir()):
                 shutil.copyfile(file, show_extracted / file.name)
-        yield package, find_notebook(target, assignment), notes
+        yield prepared
 
 
 def kernel_cells() -> list[Cell]:
@@ -143,13 +133,19 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
     quiz_only = spec.quiz is not None and task == spec.quiz.task_id
     if task is not None and not quiz_only and task not in spec.task_ids:
         raise NotebookError(f"no task {task!r} in {spec.name} (tasks: {', '.join(spec.task_ids)})")
-    extraction = notebook_extraction(spec, Path(path) if path is not None else None)
+    selected = [] if quiz_only else (None if task is None else [task])
     printer = Printer(spec, lambda text: print(text, end=""))
-    printer.header(CheckOutcome(package=Path(path) if path is not None else Path("this notebook")))
+    if path is not None:  # a saved file: the one intake takes it, as `grader check` and grading do
+        with checked_work(spec, Path(path), Path(show_extracted) if show_extracted is not None else None) as prepared:
+            print("".join(f"note: {note}\n" for note in prepared.reading), end="")
+            printer.header(CheckOutcome(package=prepared.shown))
+            return run_public_tests(spec, prepared.package_dir, selected=selected, listener=printer,
+                                    shown=prepared.shown, refused=prepared.refused, worker=kernel_worker())
+    extraction = notebook_extraction(spec)
+    printer.header(CheckOutcome(package=Path("this notebook")))
     with tempfile.TemporaryDirectory(prefix="check-notebook-") as scratch:
         package = write_package(extraction, Path(scratch) / spec.package)
         if show_extracted is not None:
             write_package(extraction, Path(show_extracted))
-        selected = [] if quiz_only else (None if task is None else [task])
         outcome = run_public_tests(spec, package, selected=selected, listener=printer, worker=kernel_worker())
     return outcome

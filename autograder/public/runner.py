@@ -24,21 +24,10 @@ from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskRes
 from autograder.public.warm import WarmWorker, log_tail
 from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import check_format, load_questions, read_answers
-from autograder.submission.package import find_package
 
 STARTUP_SECONDS = 120.0  # importing torch on a busy laptop
 SILENCE_SECONDS = 15.0  # the worker sends a heartbeat every second while tests run
 GRACE_SECONDS = 3.0  # the worker kills an overrunning test itself; this side steps in only if it does not
-
-
-def locate_work(assignment: Assignment, path: Path | None) -> Path:
-    """The student's package: PATH if given, else ``./<package>`` or a package found under the current folder."""
-    if path is not None:
-        if not path.exists():
-            raise GraderError(f"{path} does not exist")
-        return find_package(path.resolve(), assignment)
-    default = Path.cwd() / assignment.package
-    return find_package(default if default.is_dir() else Path.cwd(), assignment)
 
 
 def select_tasks(assignment: Assignment, requested: tuple[str, ...] | list[str]) -> list[str] | None:
@@ -69,24 +58,27 @@ Listener = Callable[[str, CheckOutcome, Any], None]
 
 
 def run_public_tests(assignment: Assignment, package: Path, selected: list[str] | None = None,
-                     listener: Listener | None = None, jobs: int | None = None,
-                     worker: WarmWorker | None = None) -> CheckOutcome:
+                     listener: Listener | None = None, jobs: int | None = None, shown: Path | None = None,
+                     refused: dict[str, str] | None = None, worker: WarmWorker | None = None) -> CheckOutcome:
     """Run the public tests against ``package`` and check the quiz's format.
 
     Args:
         assignment: The assignment.
-        package: The student's package folder.
+        package: The student's package folder (the intake's copy).
         selected: Task ids to run (None: all; the quiz is always checked).
         listener: Called as ``listener(kind, outcome, value)`` on ``imports`` (the import problems are known),
             ``task`` (a task finished; value: its result) and ``end``.
         jobs: Task processes at once (default: default_jobs()).
+        shown: How the student's work is named to them (default: ``package``).
+        refused: Files the intake refused (a graded file over the size limit), with its message: their modules are
+            never imported, and count as modules that cannot be imported, for that reason.
         worker: A warm worker to run the session on and keep (default: one started and closed for this check).
 
     Returns:
         Per-task outcomes, import problems and the quiz format check.
     """
     notify = listener or (lambda kind, outcome, value: None)
-    outcome = CheckOutcome(package=package)
+    outcome = CheckOutcome(package=shown or package)
     chosen = [t for t in assignment.tasks if selected is None or t.id in selected]
     outcome.tasks = [PublicTaskResult(t.id) for t in chosen]
     _check_quiz(assignment, package, outcome)
@@ -96,7 +88,11 @@ def run_public_tests(assignment: Assignment, package: Path, selected: list[str] 
         try:
             with tempfile.TemporaryDirectory(prefix="grader-check-") as tmp:
                 ids = [t.id for t in chosen] + ([] if selected is not None else ["untagged"])
-                _Run(assignment, package, Path(tmp), ids, jobs or default_jobs(), outcome, notify, worker).execute()
+                run = _Run(assignment, package, Path(tmp), ids, jobs or default_jobs(), outcome, notify, worker)
+                for name, message in (refused or {}).items():
+                    if name.removesuffix(".py") in assignment.modules:
+                        run.refuse(name.removesuffix(".py"), message)
+                run.execute()
         finally:
             if own:
                 worker.close()
@@ -125,6 +121,11 @@ class _Run:
         self.collected = False
         self.imports_reported = False
         self.log = tmp / "worker.log"
+
+    def refuse(self, module: str, message: str) -> None:
+        """Never import ``module``: it stands in as a module that cannot be imported, for ``message``."""
+        self.broken[module] = message
+        self._import_failed(module, {"kind": "", "message": message, "file": f"{module}.py"})
 
     def execute(self) -> None:
         for _ in range(len(self.assignment.modules) + 1 + max(8, 2 * len(self.selected))):

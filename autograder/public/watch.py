@@ -20,6 +20,8 @@ from autograder.public.render import Printer
 from autograder.public.runner import run_public_tests
 from autograder.public.warm import WarmWorker
 from autograder.spec.assignment import Assignment
+from autograder.submission.intake import default_work
+from autograder.submission.package import PreparedSubmission
 
 POLL_SECONDS = 0.1  # six stat calls: a tenth of a second costs nothing and feels instant
 REST = "<module>"  # a module's code outside the tasks' functions
@@ -95,11 +97,15 @@ def file_stamps(files: list[Path]) -> dict[Path, tuple[int, int]]:
     return stamps
 
 
-def watched_files(assignment: Assignment, package: Path, notebook: Path | None) -> list[Path]:
-    """The files a save of which may change the check: the notebook, or the package's student files."""
-    if notebook is not None:
-        return [notebook]
-    return [package / name for name in assignment.student_files]
+def watched_files(assignment: Assignment, prepared: PreparedSubmission, given: Path) -> list[Path]:
+    """The files a save of which may change the check: the student's own (never the intake's copy): the notebook or
+    zip they gave or the intake chose, else their package's student files."""
+    source = prepared.source
+    if prepared.workdir in source.parents or source == prepared.workdir:  # unpacked from a zip: watch the zip
+        return [given]
+    if source.is_file():
+        return [source]
+    return [source / name for name in assignment.student_files]
 
 
 def saves(files: list[Path], stamps: dict[Path, tuple[int, int]], poll: float = POLL_SECONDS
@@ -122,14 +128,14 @@ def saves(files: list[Path], stamps: dict[Path, tuple[int, int]], poll: float = 
         yield changed
 
 
-def check_and_print(assignment: Assignment, package: Path, notebook: Path | None, notes: list[str],
-                    selected: list[str] | None, write: Write, verbose: bool = False,
-                    worker: WarmWorker | None = None) -> CheckOutcome:
-    """One check as ``grader check`` prints it: the notes, the header, each task's line, the footer."""
-    write("".join(f"note: {note}\n" for note in notes))
+def check_and_print(assignment: Assignment, prepared: PreparedSubmission, selected: list[str] | None,
+                    write: Write, verbose: bool = False, worker: WarmWorker | None = None) -> CheckOutcome:
+    """One check as ``grader check`` prints it: the intake's notes, the header, each task's line, the footer."""
+    write("".join(f"note: {note}\n" for note in prepared.notes()))
     printer = Printer(assignment, write, verbose=verbose)
-    printer.header(CheckOutcome(package=notebook or package))
-    return run_public_tests(assignment, package, selected=selected, listener=printer, worker=worker)
+    printer.header(CheckOutcome(package=prepared.shown))
+    return run_public_tests(assignment, prepared.package_dir, selected=selected, listener=printer,
+                            shown=prepared.shown, refused=prepared.refused, worker=worker)
 
 
 def watch_and_check(assignment: Assignment, path: Path | None, selected: list[str] | None, write: Write,
@@ -147,16 +153,17 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
     """
     worker = WarmWorker()
     try:
-        with checked_work(assignment, path, show_extracted) as (package, notebook, notes):
-            files = watched_files(assignment, package, notebook)
+        given = default_work(path)
+        with checked_work(assignment, path, show_extracted) as prepared:
+            files = watched_files(assignment, prepared, given)
             stamps = file_stamps(files)  # before the first check: a save while it runs is a save
-            before = code_digests(assignment, package)
-            check_and_print(assignment, package, notebook, notes, selected, write, verbose, worker)
+            before = code_digests(assignment, prepared.package_dir)
+            check_and_print(assignment, prepared, selected, write, verbose, worker)
         watched = files[0] if len(files) == 1 else f"the {len(files)} files of {files[0].parent}"
         write(f"\nwatching {watched} for saves (Ctrl-C to stop)\n")
         for changed in saves(files, stamps, poll):
-            with checked_work(assignment, path, show_extracted) as (package, notebook, notes):
-                after = code_digests(assignment, package)
+            with checked_work(assignment, path, show_extracted) as prepared:
+                after = code_digests(assignment, prepared.package_dir)
                 tasks = [t for t in tasks_to_rerun(assignment, before, after) if selected is None or t in selected]
                 quiz = before.get(QUIZ) != after.get(QUIZ)
                 before = after
@@ -165,7 +172,7 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
                     write(f"\n{saved} saved: no checked function changed\n")
                     continue
                 write(f"\n{saved} saved: re-running {', '.join(tasks) or 'the quiz format check'}\n")
-                check_and_print(assignment, package, notebook, notes, tasks, write, verbose, worker)
+                check_and_print(assignment, prepared, tasks, write, verbose, worker)
     except KeyboardInterrupt:
         write("\nstopped watching\n")
     finally:

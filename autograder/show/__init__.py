@@ -23,7 +23,7 @@ def show(assignment: str, path: str | Path | None = None, out: str | Path | None
     Args:
         assignment: The assignment's name (e.g. ``"attention101"``).
         path: The student's package folder, a folder holding it, a zip, or a saved notebook (``.ipynb``). By
-            default, inside a notebook, the cells this kernel ran; elsewhere ``./<package>``.
+            default, inside a notebook, the cells this kernel ran; elsewhere this folder (its package or notebook).
         out: The output folder (default ``<work>/../<package>-figures/``; ``./<package>-figures/`` for a kernel).
         **options: ``expected`` (bool) and ``workers`` (int), as for :func:`autograder.show.render.render_figures`.
 

@@ -10,7 +10,7 @@ from autograder.errors import SubmissionError
 from autograder.spec.assignment import Assignment
 from autograder.submission.notebook.read import is_notebook
 
-from .render import Rendered, _resolve, default_folder, render_figures
+from .render import Rendered, _resolve, render_figures
 
 if TYPE_CHECKING:
     from autograder.submission.notebook.extract import Extraction
@@ -46,10 +46,10 @@ def render_work(assignment: Assignment | str, path: Path | str | None = None, ou
     target = Path(path).expanduser() if path is not None else None
     if target is not None and not target.exists():
         raise SubmissionError(f"{target} does not exist")
-    if target is not None and target.is_file() and is_notebook(target):
-        target = target.resolve()
-        extraction = notebook.notebook_extraction(spec, target)
-        return _render_extracted(spec, extraction, out or default_folder(spec, target), str(target), options)
+    if target is not None and target.is_file() and is_notebook(target):  # the intake extracts it, as grading does
+        rendered = render_figures(spec, target, out, **options)
+        print("".join(f"note: {note}\n" for note in rendered.reading), end="")
+        return rendered
     if target is None and notebook.in_kernel():
         extraction = notebook.notebook_extraction(spec)
         return _render_extracted(spec, extraction, out or Path.cwd() / f"{spec.package}-figures", KERNEL_SOURCE,

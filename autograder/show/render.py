@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.errors import GraderError
+from autograder.sandbox.host import new_scratch
 from autograder.spec.assignment import Assignment, load_assignment
-from autograder.submission.package import find_package
+from autograder.submission.intake import default_work, prepare_submission
+from autograder.submission.package import PreparedSubmission
 from autograder.util.targets import output_folder
 
 from .page import PageInfo, render_page, write_page
@@ -48,6 +50,7 @@ class Rendered:
         outcome: How each probe went.
         seconds: Wall time from the call to the written page.
         expected: Figure name to its expected PNG, relative to the folder (where one stands beside the student's).
+        reading: What reading a notebook found that the student should know (a cell with a syntax error, ...).
     """
 
     folder: Path
@@ -56,6 +59,7 @@ class Rendered:
     outcome: RunOutcome
     seconds: float = 0.0
     expected: dict[str, str] = field(default_factory=dict)
+    reading: list[str] = field(default_factory=list)
 
     @property
     def drawn(self) -> int:
@@ -78,20 +82,6 @@ def _resolve(assignment: Assignment | str) -> Assignment:
     return assignment if isinstance(assignment, Assignment) else load_assignment(assignment)
 
 
-def locate(assignment: Assignment, path: Path | None) -> Path:
-    """The student's work: PATH (a package folder, a folder holding it, or a zip), else ``./<package>``.
-
-    Raises:
-        GraderError: If there is nothing there.
-    """
-    if path is None:
-        path = Path.cwd() / assignment.package if (Path.cwd() / assignment.package).is_dir() else Path.cwd()
-    path = Path(path).expanduser().resolve()
-    if not path.exists():
-        raise GraderError(f"{path} does not exist")
-    return path if path.is_file() else find_package(path, assignment)
-
-
 def default_folder(assignment: Assignment, work: Path) -> Path:
     """Beside the work, never inside it: ``<work>/../<package>-figures/``."""
     return work.parent / f"{assignment.package}-figures"
@@ -104,7 +94,8 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
 
     Args:
         assignment: The assignment (or its name).
-        path: The student's package folder, a folder holding it, or a zip (default ``./<package>``).
+        path: What the student gave (a package folder, a folder holding it, a notebook or a zip; default
+            this folder), found by the one intake (:func:`autograder.submission.intake.prepare_submission`).
         out: The output folder (default :func:`default_folder`); ``index.html`` and ``<figure>.png`` go there.
         expected: Place the expected figures beside the student's (default: the manifest's ``show_expected``;
             only where the pre-rendered PNGs exist).
@@ -122,7 +113,20 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
     """
     started = time.monotonic()
     spec = _resolve(assignment)
-    work = locate(spec, Path(path) if path is not None else None)
+    intake = new_scratch(prefix="grader-show-intake-")
+    try:
+        given = default_work(Path(path).expanduser() if path is not None else None)
+        prepared = prepare_submission(given, spec, intake)  # once: the probes run on this copy
+        return _render(spec, prepared, out, expected, workers, expected_folder, zygotes, source, started)
+    finally:
+        shutil.rmtree(intake, ignore_errors=True)
+
+
+def _render(spec: Assignment, prepared: PreparedSubmission, out: Path | str | None, expected: bool | None,
+            workers: int, expected_folder: Path | None, zygotes: list[Zygote] | None, source: str | None,
+            started: float) -> Rendered:
+    """render_figures on the work the intake prepared."""
+    work = prepared.shown.resolve()
     folder = Path(out).expanduser().resolve() if out is not None else default_folder(spec, work)
     if folder == work or work in folder.parents:
         raise GraderError(f"refusing to write the figures into the work itself ({work}); choose another --out")
@@ -135,7 +139,7 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
         _prepare_folder(folder, catalog)
         arrived: queue.SimpleQueue[tuple[str, ProbeResult]] = queue.SimpleQueue()
         with ThreadPoolExecutor(1) as pool:
-            running = pool.submit(run_probes, spec, catalog, work, workers, lambda *item: arrived.put(item),
+            running = pool.submit(run_probes, spec, catalog, prepared, workers, lambda *item: arrived.put(item),
                                   zygotes or own)
             drawn = _draw_as_they_arrive(catalog, arrived, running, folder)
         outcome = running.result()
@@ -153,7 +157,7 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
                     notes=tuple(outcome.notes), printed=outcome.printed, seconds=outcome.seconds)
     page = write_page(folder, render_page(info, panels, beside))
     return Rendered(folder=folder, page=page, panels=panels, outcome=outcome,
-                    seconds=round(time.monotonic() - started, 2), expected=beside)
+                    seconds=round(time.monotonic() - started, 2), expected=beside, reading=prepared.reading)
 
 
 def _check_folder(folder: Path, given: bool) -> None:

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from autograder.sandbox.host import Zygote, describe_isolation, new_scratch, start_zygotes
 from autograder.spec.assignment import Assignment, Task
-from autograder.submission.package import prepare_submission
+from autograder.submission.intake import prepare_submission
+from autograder.submission.package import PreparedSubmission
 
 from .outcome import ProbeResult, RunOutcome
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 # started first, so their torch import overlaps the parent's (see start_workers).
 
 
-def run_probes(assignment: Assignment, catalog: Catalog, submission: Path, workers: int = 2,
+def run_probes(assignment: Assignment, catalog: Catalog, submission: Path | PreparedSubmission, workers: int = 2,
                on_result: Callable[[str, ProbeResult], None] | None = None,
                zygotes: list[Zygote] | None = None) -> RunOutcome:
     """Run every probe of ``catalog`` on ``submission`` in the sandbox.
@@ -36,7 +37,7 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path, worke
     Args:
         assignment: The assignment.
         catalog: Its figures.
-        submission: The student's package folder (or a folder holding it, or a zip).
+        submission: What the user gave (see :func:`prepare_submission`), or what the intake made of it.
         workers: Sandboxed workers running probes in parallel (the longest probe starts first).
         on_result: Called (from a worker thread) with each probe's name and result as soon as it is known.
         zygotes: Workers already started (e.g. by ``grade-all``) to use instead of starting ``workers`` new ones;
@@ -57,13 +58,14 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path, worke
     jobs = FigureJobs(assignment, catalog, zygotes)
     work = new_scratch(prefix="grader-show-work-")
     try:
-        prepared = prepare_submission(Path(submission), assignment, work)
+        prepared = (submission if isinstance(submission, PreparedSubmission)
+                    else prepare_submission(Path(submission), assignment, work))
         printed: list[str] = []
         broken = jobs.probe_imports(prepared, printed)
         probes = _serve(jobs, prepared, broken, printed, on_result)
-        notes = [f"missing file: {name}" for name in prepared.missing]
+        notes = prepared.notes(ignored=False)
         notes += [f"{module}.py could not be imported: {reason}" for module, reason in broken.items()
-                  if f"{module}.py" not in prepared.missing]
+                  if f"{module}.py" not in prepared.missing and f"{module}.py" not in prepared.refused]
         isolation = describe_isolation(zygotes)["tier"]
     finally:
         shutil.rmtree(work, ignore_errors=True)

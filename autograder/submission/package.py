@@ -1,127 +1,95 @@
-"""Find a student's package in a folder or zip and copy only the files the assignment declares as theirs."""
+"""The student's package: find it in a folder, and copy only the files the assignment declares, within the size rule."""
 
 from __future__ import annotations
 
 import ast
 import hashlib
-import shutil
-import stat
-import tempfile
-import zipfile
+import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from autograder.errors import SubmissionError
 from autograder.spec.assignment import Assignment
-from autograder.util.safety import printable
 
-MAX_ARCHIVE_BYTES = 50 * 1024 * 1024
-MAX_ARCHIVE_MEMBERS = 5000
-MAX_STUDENT_FILE_BYTES = 2 * 1024 * 1024
+MAX_STUDENT_FILE_BYTES = 2 * 1024 * 1024  # one graded file, whatever holds it (folder, zip or notebook)
 SEARCH_DEPTH = 3
+MAX_IGNORED_LISTED = 20
+_HOOKS = {"conftest.py", "sitecustomize.py", "usercustomize.py"}
 
 
 @dataclass
 class PreparedSubmission:
-    """A submission copied into a private folder.
+    """A submission copied into a private folder, and what was found, taken and left.
 
     Attributes:
         workdir: Folder that holds the copied package (``workdir/<package>/``).
         package_dir: The copied package folder.
-        source: Where the student's package was found.
+        source: Where the graded work was found: the package folder, or the notebook (inside the grader's scratch
+            folder when it came from a zip).
+        label: How messages name what the user gave (the folder's, zip's or notebook's name).
+        shown: How the graded work is named to the user: its path in their folder, or inside their zip.
         copied: Declared files that were present and copied.
         missing: Declared files that were absent.
-        ignored: Other files found in the student's package that were not taken, with the reason.
+        refused: Declared files that were present but cannot be graded, with the one message that says why.
+        ignored: Other files of the student's package that were not taken, with the reason.
+        reading: What reading a notebook found that the student should know (a cell with a syntax error, ...).
+        choice: One sentence when the choice of what to grade needed the rule (a package beside a notebook).
         digest: SHA-256 over the copied files' names and contents.
     """
 
     workdir: Path
     package_dir: Path
     source: Path
+    label: str = ""
+    shown: Path = Path()
     copied: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)
     ignored: list[str] = field(default_factory=list)
+    reading: list[str] = field(default_factory=list)
+    choice: str = ""
     digest: str = ""
 
+    def notes(self, ignored: bool = True) -> list[str]:
+        """What the student should know about the intake, one sentence each, the choice of what was graded first.
 
-def unpack_zip(archive: Path, destination: Path) -> Path:
-    """Safely extract a zip archive: no absolute or ``..`` paths, no links, bounded size and member count.
-
-    Args:
-        archive: The zip file.
-        destination: An empty folder to extract into.
-
-    Returns:
-        The destination folder.
-
-    Raises:
-        SubmissionError: If the archive is broken, too large or contains unsafe entries.
-    """
-    try:
-        with zipfile.ZipFile(archive) as bundle:
-            members = bundle.infolist()
-            if len(members) > MAX_ARCHIVE_MEMBERS:
-                raise SubmissionError(f"{archive.name}: too many files ({len(members)} > {MAX_ARCHIVE_MEMBERS})")
-            total = sum(m.file_size for m in members)
-            if total > MAX_ARCHIVE_BYTES:
-                raise SubmissionError(f"{archive.name}: uncompressed size {total} bytes exceeds {MAX_ARCHIVE_BYTES}")
-            for member in members:
-                _check_member(archive, member)
-            for member in members:
-                target = destination.joinpath(*PurePosixPath(member.filename).parts)
-                if member.is_dir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with bundle.open(member) as source, open(target, "wb") as sink:
-                    shutil.copyfileobj(source, sink, length=1 << 20)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError, UnicodeDecodeError,
-            ValueError) as exc:
-        raise SubmissionError(f"{archive.name} is not a readable zip archive ({printable(exc)[:200]})") from None
-    except OSError as exc:
-        raise SubmissionError(f"cannot extract {archive.name}: {exc.strerror or exc}") from None
-    return destination
+        Args:
+            ignored: Whether to list the files that were left out, too.
+        """
+        left = [f"ignored: {name}" for name in self.ignored] + [f"ignored: {self.source.name}: {note}"
+                                                                for note in self.reading]
+        return ([self.choice] if self.choice else []) + list(self.refused.values()) + [
+            f"missing file: {name}" for name in self.missing] + (left if ignored else [])
 
 
-def _check_member(archive: Path, member: zipfile.ZipInfo) -> None:
-    path = PurePosixPath(member.filename.replace("\\", "/"))
-    if path.is_absolute() or ".." in path.parts or (path.parts and ":" in path.parts[0]):
-        raise SubmissionError(f"{archive.name}: unsafe path {member.filename!r} in archive")
-    mode = member.external_attr >> 16
-    if stat.S_ISLNK(mode):
-        raise SubmissionError(f"{archive.name}: symbolic link {member.filename!r} in archive")
-
-
-def find_package(root: Path, assignment: Assignment, label: str | None = None) -> Path:
-    """Locate the student's package folder at or under ``root``.
+def find_package(root: Path, assignment: Assignment, label: str | None = None) -> Path | None:
+    """Locate the student's package folder at or under ``root``, or None when there is none.
 
     Accepts the package folder itself, a folder containing it (a repository root, Gradescope's
     ``/autograder/submission``) up to a few levels deep, or a folder holding the package's files directly.
-    Messages name the submission by ``label`` (default: the folder's name), never by a path of this machine.
+    Hidden folders (``.git``, ``.ipynb_checkpoints``) and ``__MACOSX`` are not searched. Messages name the
+    submission by ``label`` (default: the folder's name), never by a path of this machine.
 
     Raises:
-        SubmissionError: If no package is found, or several are.
+        SubmissionError: If several packages are found.
     """
-    marker_files = {f for f in assignment.student_files if f.endswith(".py") and f != "__init__.py"}
-    label = label or root.name or "the submission"
-    if _looks_like_package(root, marker_files):
+    markers = module_files(assignment)
+    if _looks_like_package(root, markers):
         return root
-    candidates = [
-        path for path in _folders(root, SEARCH_DEPTH)
-        if path.name == assignment.package and _looks_like_package(path, marker_files)
-    ]
+    folders = _folders(root, SEARCH_DEPTH)
+    candidates = [p for p in folders if p.name == assignment.package and _looks_like_package(p, markers)]
     if not candidates:
-        candidates = [path for path in _folders(root, SEARCH_DEPTH) if _looks_like_package(path, marker_files)]
-    candidates = [c for c in candidates if "__MACOSX" not in c.parts]
-    if not candidates:
-        expected = ", ".join(sorted(marker_files))
-        raise SubmissionError(f"no {assignment.package}/ package found in {label} "
-                              f"(looked for {expected})")
+        candidates = [p for p in folders if _looks_like_package(p, markers)]
     if len(candidates) > 1:
-        listed = ", ".join(str(c.relative_to(root)) for c in candidates[:4])
-        raise SubmissionError(f"several candidate {assignment.package}/ packages in {label}: "
-                              f"{listed}")
-    return candidates[0]
+        listed = ", ".join(c.relative_to(root).as_posix() for c in candidates[:4])
+        raise SubmissionError(f"several candidate {assignment.package}/ packages in {label or root.name}: {listed}")
+    return candidates[0] if candidates else None
+
+
+def module_files(assignment: Assignment) -> set[str]:
+    """The declared ``.py`` files that make a folder the student's package (``__init__.py`` alone does not)."""
+    return {f for f in assignment.student_files if f.endswith(".py") and f != "__init__.py"}
 
 
 def _folders(root: Path, depth: int) -> list[Path]:
@@ -131,7 +99,8 @@ def _folders(root: Path, depth: int) -> list[Path]:
         nxt = []
         for folder in frontier:
             try:
-                children = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+                children = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()
+                                  and not p.name.startswith(".") and p.name != "__MACOSX")
             except OSError:
                 continue
             found.extend(children)
@@ -144,74 +113,107 @@ def _looks_like_package(folder: Path, marker_files: set[str]) -> bool:
     return any((folder / name).is_file() for name in marker_files)
 
 
-def prepare_submission(path: Path, assignment: Assignment, scratch: Path) -> PreparedSubmission:
-    """Copy a submission's declared files into ``scratch`` (unzipping first if needed).
+def size_message(name: str, size: int) -> str:
+    """The one sentence for a graded file over the limit, wherever it came from."""
+    return f"{name} is {size / 1e6:.1f} MB; the limit for a graded file is {MAX_STUDENT_FILE_BYTES >> 20} MiB"
 
-    Args:
-        path: A package folder, a folder containing it, or a ``.zip`` of either.
-        assignment: The assignment being graded.
-        scratch: A private empty folder.
 
-    Returns:
-        The prepared submission.
-
-    Raises:
-        SubmissionError: If the path is missing or holds no recognisable submission.
-    """
-    if not path.exists():
-        raise SubmissionError(f"submission not found: {path}")
-    from autograder.submission.notebook.extract import use_notebook  # a notebook is read, never run
-    from autograder.submission.notebook.read import is_notebook
-
-    label = path.name
-    if path.is_file() and not is_notebook(path):
-        if not zipfile.is_zipfile(path):
-            raise SubmissionError(f"{path.name} is neither a folder nor a zip archive (nor a .ipynb notebook)")
-        path = unpack_zip(path, scratch / "unzipped")
-    try:
-        found, notebook_notes = use_notebook(path, assignment, scratch)
-        source = find_package(found.absolute(), assignment, label)
-    except SubmissionError:
-        archive = _single_zip(path) if path.is_dir() else None
-        if archive is None:
-            raise
-        # Gradescope keeps an uploaded zip as it is, inside /autograder/submission/: grade what it holds.
-        label = archive.name
-        found, notebook_notes = use_notebook(unpack_zip(archive, scratch / "inner"), assignment, scratch)
-        source = find_package(found.absolute(), assignment, label)
-    if source.is_symlink():  # e.g. a repository's package folder -> a copy of the reference elsewhere
-        raise SubmissionError(f"the {assignment.package}/ package folder is a symbolic link; submit the "
-                              f"files themselves")
+def new_prepared(scratch: Path, assignment: Assignment, source: Path, label: str, shown: Path) -> PreparedSubmission:
+    """An empty prepared submission whose package folder is ``scratch/submission/<package>/`` (created)."""
     workdir = scratch / "submission"
     package_dir = workdir / assignment.package
     package_dir.mkdir(parents=True)
-    prepared = PreparedSubmission(workdir=workdir, package_dir=package_dir, source=source)
-    digest = hashlib.sha256()
+    return PreparedSubmission(workdir=workdir, package_dir=package_dir, source=source, label=label, shown=shown)
+
+
+def copy_package(prepared: PreparedSubmission, assignment: Assignment, sizes: dict[Path, int] | None = None) -> None:
+    """Copy the declared files of the package folder ``prepared.source``; a file over the limit is never read.
+
+    Args:
+        prepared: From :func:`new_prepared`.
+        assignment: The assignment.
+        sizes: The real sizes of files cut short when unpacked (a zip's), by path.
+    """
+    source = prepared.source
+    if source.is_symlink():  # e.g. a repository's package folder -> a copy of the reference elsewhere
+        raise SubmissionError(f"the {assignment.package}/ package folder is a symbolic link; submit the "
+                              f"files themselves")
+    files: dict[str, bytes | int | None] = {}
     for name in assignment.student_files:
         file = source / name
-        if file.is_file() and not file.is_symlink():
-            data = file.read_bytes()[: MAX_STUDENT_FILE_BYTES + 1]
-            if len(data) > MAX_STUDENT_FILE_BYTES:
-                prepared.ignored.append(f"{name} (larger than {MAX_STUDENT_FILE_BYTES // 1024} KiB)")
-                prepared.missing.append(name)
-                continue
-            (package_dir / name).write_bytes(data)
+        if not file.is_file() or file.is_symlink():
+            files[name] = None
+            continue
+        size = (sizes or {}).get(file, file.stat().st_size)
+        files[name] = size if size > MAX_STUDENT_FILE_BYTES else _read_at_most(file, MAX_STUDENT_FILE_BYTES + 1)
+    take_files(prepared, assignment, files)
+    prepared.ignored.extend(ignored_notes(_files_below(source), set(assignment.student_files)))
+
+
+def _read_at_most(file: Path, limit: int) -> bytes:
+    """The first ``limit`` bytes of ``file`` (a file that grew since it was measured is still read no further)."""
+    with open(file, "rb") as handle:
+        return handle.read(limit)
+
+
+def take_files(prepared: PreparedSubmission, assignment: Assignment, files: dict[str, bytes | int | None]) -> None:
+    """Write the declared files into the prepared package and digest them.
+
+    Args:
+        prepared: From :func:`new_prepared`.
+        assignment: The assignment.
+        files: Each declared file's bytes, its size when it was too large to read, or None when absent.
+    """
+    digest = hashlib.sha256()
+    for name in assignment.student_files:
+        data = files.get(name)
+        if isinstance(data, bytes) and len(data) > MAX_STUDENT_FILE_BYTES:
+            data = len(data)
+        if data is None:
+            prepared.missing.append(name)
+        elif isinstance(data, int):
+            prepared.refused[name] = size_message(name, data)
+        else:
+            (prepared.package_dir / name).write_bytes(data)
             prepared.copied.append(name)
             digest.update(name.encode() + b"\0" + data + b"\0")
-        else:
-            prepared.missing.append(name)
     _use_original_init(prepared, assignment)
-    prepared.ignored.extend(notebook_notes + _ignored_files(source, set(assignment.student_files)))
     prepared.digest = digest.hexdigest()
-    return prepared
 
 
-def _single_zip(folder: Path) -> Path | None:
-    """The one zip archive at the top of a folder (not a link), if there is exactly one."""
-    if not folder.is_dir():
-        return None
-    archives = [p for p in folder.iterdir() if p.suffix.lower() == ".zip" and p.is_file() and not p.is_symlink()]
-    return archives[0] if len(archives) == 1 else None
+def ignored_notes(relatives: Iterable[str], declared: set[str]) -> list[str]:
+    """One note per file of the package that is not graded (at most a few, then how many more there are).
+
+    Args:
+        relatives: The package's files, as posix paths relative to it (a folder's or a zip's alike).
+        declared: The files the assignment grades.
+    """
+    notes: list[str] = []
+    more = 0
+    for relative in relatives:
+        parts = relative.split("/")
+        if relative in declared or "__pycache__" in parts or any(p.startswith(".") for p in parts):
+            continue
+        if len(notes) >= MAX_IGNORED_LISTED:
+            more += 1
+            continue
+        name = parts[-1]
+        if name in _HOOKS or name.endswith(".pth"):
+            notes.append(f"{relative} (would run code before grading; not used)")
+        elif name.endswith(".py"):
+            notes.append(f"{relative} (not a file of this assignment; not used)")
+        else:
+            notes.append(f"{relative} (not graded; not read)")
+    return notes + ([f"{more} more file{'s' * (more != 1)} (not graded; not read)"] if more else [])
+
+
+def _files_below(folder: Path) -> Iterator[str]:
+    """The files below ``folder`` as sorted posix paths relative to it, hidden folders and links not entered."""
+    for top, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+        base = Path(top).relative_to(folder)
+        for name in sorted(names):
+            yield (base / name).as_posix()
 
 
 def _use_original_init(prepared: PreparedSubmission, assignment: Assignment) -> None:
@@ -235,28 +237,3 @@ def _holds_no_code(source: bytes) -> bool:
         return False
     return not body or (len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
                         and isinstance(body[0].value.value, str))
-
-
-def submission_digest(path: Path, assignment: Assignment) -> str:
-    """The digest prepare_submission records for ``path`` (same files, same rules), without keeping a copy.
-
-    Raises:
-        SubmissionError: If the path is missing or holds no recognisable submission.
-    """
-    with tempfile.TemporaryDirectory(prefix="digest-") as scratch:
-        return prepare_submission(path, assignment, Path(scratch)).digest
-
-
-def _ignored_files(source: Path, declared: set[str]) -> list[str]:
-    notes = []
-    for file in sorted(source.rglob("*")):
-        relative = file.relative_to(source).as_posix()
-        if relative in declared or "__pycache__" in relative or not file.is_file():
-            continue
-        if file.name in {"conftest.py", "sitecustomize.py", "usercustomize.py"} or file.suffix == ".pth":
-            notes.append(f"{relative} (would run code before grading; not used)")
-        elif file.suffix == ".py":
-            notes.append(f"{relative} (not a file of this assignment; not used)")
-        if len(notes) >= 20:
-            break
-    return notes

@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 
 from autograder.spec.assignment import Assignment
-from autograder.submission.package import prepare_submission
+from autograder.submission.intake import prepare_submission
 
 
 def digest_and_sources(path: Path, assignment: Assignment) -> tuple[str, dict[str, str]]:

@@ -232,7 +232,8 @@ def test_gradescope_zip_has_the_scripts_at_its_root_and_the_hidden_material(rele
                  "autograder/grading/grader.py", "pyproject.toml", "README.md"):
         assert name in infos, name
     assert any(name.startswith("assignments/assignment3/hidden/checks/") for name in infos)
-    assert not any("__pycache__" in name or name.startswith("student_template") for name in infos)
+    assert not any("__pycache__" in name for name in infos)
+    assert "student_template/assignment3/attention.py" in infos  # the intake tells the untouched stubs by it
     assert "torch==2.13.0" in setup and "--index-url https://download.pytorch.org/whl/cpu" in setup
     assert "grade \"assignment3\"" in run and "--format gradescope" in run
     assert "@@" not in setup + run
@@ -309,6 +310,47 @@ def test_workflow_summary_script_renders_a_markdown_table(release: Path, tmp_pat
     assert "| Causal mask | 4 / 4 | passed | all 3 checks passed |" in result.stdout
     assert "| Attention | 10.5 / 10 | failed | a \\| b second line |" in result.stdout
     assert "- missing file: x.py" in result.stdout
+
+
+@pytest.mark.slow
+def test_workflow_grades_the_notebook_a_student_filled_beside_the_stubs(release: Path, tmp_path: Path,
+                                                                       assignment3: Assignment) -> None:
+    """The Grade step, run as the workflow runs it, on a real repository: the released stubs untouched, the work
+    in the notebook (the README says "submit the .ipynb"). The repository is graded, not its assignment3/."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "submission"))
+    from notebook_helpers import fill_with_reference, load_student_notebook, write
+
+    repo = tmp_path / "alice-assignment3"
+    shutil.copytree(release / "github-classroom", repo)
+    git = ["git", "-C", str(repo), "-c", "user.name=Alice", "-c", "user.email=alice@example.org"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "starter"], check=True)
+    write(fill_with_reference(load_student_notebook(assignment3), assignment3), repo / "assignment3.ipynb")
+    subprocess.run([*git, "commit", "-qam", "my work"], check=True)
+    assert (repo / "assignment3" / "attention.py").read_bytes() == (assignment3.template / "attention.py").read_bytes()
+
+    runner = tmp_path / "runner"
+    with zipfile.ZipFile(release / "assignment3-gradescope.zip") as bundle:
+        bundle.extractall(runner / "grader")  # what the Install step unpacks from GRADER_BUNDLE_URL
+    (runner / "bin").mkdir()
+    shim = runner / "bin" / "grader"  # the console script `pip install -e "$GRADER_SOURCE"` puts on PATH
+    shim.write_text(f"#!{sys.executable}\nimport sys\nfrom autograder.cli import run\nsys.exit(run())\n")
+    shim.chmod(0o755)
+    summary, output = runner / "summary.md", runner / "output"
+    env = {k: v for k, v in os.environ.items() if k not in ("GRADER_ASSIGNMENTS", "PYTHONPATH")}
+    env.update(PATH=f"{runner / 'bin'}{os.pathsep}{env['PATH']}", PYTHONPATH=str(runner / "grader"),
+               GITHUB_WORKSPACE=str(repo), RUNNER_TEMP=str(runner), GITHUB_STEP_SUMMARY=str(summary),
+               GITHUB_OUTPUT=str(output), GRADER_SOURCE=str(runner / "grader"), GRADER_MODE="grade")
+    step = next(s for s in _workflow(release)["jobs"]["grade"]["steps"] if s.get("id") == "grader")
+    result = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=repo,
+                            env=env, capture_output=True, text=True, timeout=900, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads((repo / "grade.json").read_text())
+    assert report["score"] == report["max_score"] == assignment3.max_score, report["notes"]
+    choice = "graded the notebook assignment3.ipynb, which holds work; assignment3/ is the untouched template"
+    assert report["notes"][0] == choice
+    assert f"- {choice}" in summary.read_text() and output.read_text().startswith("result=")
 
 
 def test_release_readme_documents_the_classroom_limit(release: Path) -> None:

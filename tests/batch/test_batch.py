@@ -37,7 +37,7 @@ from autograder.gradebook.store import ERROR, GRADED, Gradebook, Outcome
 from autograder.reports.classreport import write_class_report  # noqa: E402
 from autograder.reports.results import CheckResult, GradeReport, TaskResult  # noqa: E402
 from autograder.spec.assignment import Assignment, load_assignment  # noqa: E402
-from autograder.submission.package import prepare_submission, submission_digest  # noqa: E402
+from autograder.submission.intake import prepare_submission, submission_digest  # noqa: E402
 from autograder.util.safety import csv_safe
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -373,7 +373,7 @@ def test_merge_refuses_a_class_missing_a_shard_unless_partial_is_allowed(tmp_pat
                               f"2 of 6 students have no grade: {', '.join(lost)}; merge every shard's gradebook, "
                               f"or pass --allow-partial\n")
     partial = runner.invoke(main, [*merge, "--allow-partial"])
-    assert partial.exit_code == 0 and f"warning: incomplete class: mini: no gradebook holds shard 2" in partial.output
+    assert partial.exit_code == 0 and "warning: incomplete class: mini: no gradebook holds shard 2" in partial.output
     assert "4 students" in partial.output
     complete = runner.invoke(main, [*merge, str(books[2])])
     assert complete.exit_code == 0 and "6 students" in complete.output and "warning" not in complete.output

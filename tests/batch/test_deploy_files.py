@@ -3,7 +3,6 @@ test_slurm.py)."""
 
 from __future__ import annotations
 
-import os
 import re
 import stat
 import subprocess

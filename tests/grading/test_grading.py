@@ -221,7 +221,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("args, message", [
-    (("grade", "assignment3", "/nonexistent/submission"), "error: submission not found: /nonexistent/submission"),
+    (("grade", "assignment3", "/nonexistent/submission"), "error: /nonexistent/submission does not exist"),
     (("grade", "assignment9", "."), "error: no assignment named 'assignment9'"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(args, message):

@@ -15,7 +15,7 @@ from autograder.reports.gradescope import render_gradescope
 from autograder.reports.results import CheckResult, GradeReport, TaskResult
 from autograder.spec.assignment import load_assignment
 from autograder.spec.late import LatePolicy, lateness
-from autograder.submission.package import prepare_submission
+from autograder.submission.intake import prepare_submission
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENTS = ROOT / "tests" / "fixtures" / "assignments"

@@ -185,7 +185,9 @@ def test_bad_input_is_a_one_line_grader_error(tmp_path, monkeypatch):
     _one_line_error(SubmissionError, "does not exist", "assignment2", tmp_path / "absent.ipynb")
     (tmp_path / "broken.ipynb").write_text("{not json")
     _one_line_error(NotebookError, "broken.ipynb", "assignment2", tmp_path / "broken.ipynb")
-    _one_line_error(SubmissionError, "assignment2", "assignment2")  # a script, nothing here: no kernel to read
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path / "empty")  # a script, nothing here (no package, no notebook): no kernel to read
+    _one_line_error(SubmissionError, "no assignment2/ package found in empty", "assignment2")
 
 
 def test_outside_a_kernel_the_history_is_never_read(tmp_path, monkeypatch):

@@ -19,9 +19,9 @@ from autograder.batch.discover import discover
 from autograder.cli import main
 from autograder.errors import NotebookError
 from autograder.spec.assignment import Assignment, available_assignments, load_assignment
+from autograder.submission.intake import prepare_submission, submission_digest
 from autograder.submission.notebook.extract import extract, extract_notebook
 from autograder.submission.notebook.read import Cell, neutralise, notebook_cells, read_notebook
-from autograder.submission.package import prepare_submission, submission_digest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from notebook_helpers import (  # a helper module beside the tests
@@ -210,7 +210,7 @@ def test_tens_of_megabytes_of_images_add_well_under_a_second(assignment3: Assign
     path = write(heavy, tmp_path / "heavy.ipynb")
     assert path.stat().st_size > 30 * 1024 * 1024
     started = time.perf_counter()
-    extract_notebook(path, assignment3, tmp_path / "out")
+    extract_notebook(path, assignment3)
     seconds = time.perf_counter() - started
     print(f"extraction of a {path.stat().st_size >> 20} MB notebook: {seconds:.3f} s")
     assert seconds < 1.0
@@ -258,10 +258,19 @@ def test_a_package_beside_a_notebook_wins_unless_it_is_the_untouched_template(as
     write(filled3, folder / "assignment3.ipynb")
     prepared = prepare_submission(folder, assignment3, tmp_path / "s1")
     assert "# from cell" in (prepared.package_dir / "attention.py").read_text()
-    assert any("untouched template" in note for note in prepared.ignored)
+    assert prepared.choice == ("graded the notebook assignment3.ipynb, which holds work; assignment3/ is the "
+                               "untouched template")
     (folder / "assignment3" / "positions.py").write_text("# started\n")
     prepared = prepare_submission(folder, assignment3, tmp_path / "s2")
     assert (prepared.package_dir / "positions.py").read_text() == "# started\n"
+    assert prepared.choice.startswith("both assignment3/ and assignment3.ipynb hold work: graded assignment3/ ")
+    shutil.copyfile(notebook_path(assignment3), folder / "assignment3.ipynb")  # as released: no work in it
+    prepared = prepare_submission(folder, assignment3, tmp_path / "s3")
+    assert prepared.choice == "", "a worked package beside the untouched notebook is no choice to explain"
+    shutil.copyfile(assignment3.template / "positions.py", folder / "assignment3" / "positions.py")
+    prepared = prepare_submission(folder, assignment3, tmp_path / "s4")
+    assert prepared.choice == ("neither assignment3/ nor assignment3.ipynb holds work yet (both are as released): "
+                               "graded assignment3/")
 
 
 def test_a_worked_package_ignores_any_notebooks_beside_it(assignment3: Assignment, tmp_path: Path) -> None:
