@@ -171,7 +171,9 @@ def _isolate_imports(workdir: str) -> None:
 
 
 def _reset_torch_state(seed: int) -> None:
-    """Undo global state a student may have changed (at import or in an earlier check of the same job)."""
+    """Undo global state a student may have changed (at import or in an earlier check of the same job), rebound
+    library functions included (the probe about to run may compare with torch.equal)."""
+    globalstate.restore_library()
     probe_api.pin_torch_state(seed)
     stack = torch.overrides._get_current_function_mode_stack()
     for _ in stack:
