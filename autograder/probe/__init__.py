@@ -24,6 +24,7 @@ from autograder.probe.context import (
 )
 from autograder.probe.gating import gate_failures, gate_values, gate_values_of, gated
 from autograder.probe.helpers import kind_of, raised, recording, rows_counter, state_dict_outputs
+from autograder.probe.repeat import called_twice, same_as_fresh
 from autograder.probe.verifiers import (
     all_of,
     dtype_is,
@@ -40,6 +41,6 @@ __all__ = [
     "collect_checks", "derive_seed", "helper_sources", "kind_of", "load_checks_file", "pin_torch_state", "raised",
     "recording", "rows_counter", "run_checks_file", "state_dict_outputs",
     # ready-made verifiers, and the gate that makes a property count only with the right values
-    "gate_failures", "gate_values", "gate_values_of", "gated",
+    "gate_failures", "gate_values", "gate_values_of", "gated", "called_twice", "same_as_fresh",
     "all_of", "dtype_is", "exact_values", "future_unchanged", "kind_is", "rows_sum_to_one", "select", "unchanged",
 ]
