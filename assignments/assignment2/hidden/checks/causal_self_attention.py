@@ -16,7 +16,16 @@ The causality, mask-buffer and structure checks are gated on the values (probe.g
 import torch
 from _dropout_probe import dropout_verdict, one_hot_tokens, readable_value_weight
 
-from autograder.probe import check, future_unchanged, gate_values, gate_values_of, gated, raised
+from autograder.probe import (
+    called_twice,
+    check,
+    future_unchanged,
+    gate_values,
+    gate_values_of,
+    gated,
+    raised,
+    same_as_fresh,
+)
 
 SHAPES = [  # (d_in, d_out, context_length, batch, n, bias)
     (4, 6, 8, 2, 5, False),
@@ -206,3 +215,18 @@ def large_scores(impl, ref, ctx):
             outputs[f"CausalSelfAttention({d_in}, {d_out}, {context_length}).eval()(large x of shape "
                     f"{(batch, n, d_in)})"] = layer(x)
     return outputs
+
+
+@check("causal_self_attention", weight=1, compare_reference=False, verify=same_as_fresh(WHAT),
+       description="a layer called again (a longer input, then the first one) gives what a fresh layer gives: "
+                   "nothing kept on the layer (a mask cut to the first length, memoised keys) changes the next call")
+def called_again(impl, ref, ctx):
+    first = ctx.randn(2, 5, 5)
+
+    def forward(layer, x):
+        with torch.no_grad():
+            return layer(x)
+
+    return called_twice(lambda: _layer(impl, ctx, 5, 3, 8), forward,
+                        {"x (2, 5, 5)": first, "x (2, 8, 5)": ctx.randn(2, 8, 5), "the first x again": first},
+                        what="CausalSelfAttention(5, 3, 8)")

@@ -9,7 +9,16 @@ them.
 
 import torch
 
-from autograder.probe import check, future_unchanged, gate_values, gate_values_of, gated, raised
+from autograder.probe import (
+    called_twice,
+    check,
+    future_unchanged,
+    gate_values,
+    gate_values_of,
+    gated,
+    raised,
+    same_as_fresh,
+)
 
 SHAPES = [  # (d_in, d_out, context_length, n_heads, batch, n, bias)
     (6, 12, 8, 3, 2, 5, False),
@@ -137,3 +146,18 @@ def errors(impl, ref, ctx):
     outputs = {f"exception for MultiHeadCausalAttentionStacked(4, {d_out}, 6, {n_heads})": raised(
         lambda: build(4, d_out, 6, n_heads)) for d_out, n_heads in ((10, 4), (9, 2))}
     return {**outputs, **_gate(impl, ctx)}
+
+
+@check("multi_head_stacked", weight=1, compare_reference=False, verify=same_as_fresh(WHAT),
+       description="a layer called again (a longer input, then the first one) gives what a fresh layer gives: "
+                   "nothing kept on the layer (a mask cut to the first length, memoised keys) changes the next call")
+def called_again(impl, ref, ctx):
+    first = ctx.randn(2, 5, 5)
+
+    def forward(layer, x):
+        with torch.no_grad():
+            return layer(x)
+
+    return called_twice(lambda: _layer(impl, ctx, 5, 6, 8, 2), forward,
+                        {"x (2, 5, 5)": first, "x (2, 8, 5)": ctx.randn(2, 8, 5), "the first x again": first},
+                        what="MultiHeadCausalAttentionStacked(5, 6, 8, 2)")

@@ -9,7 +9,7 @@ The equivariance and structure checks are gated on the values (probe.gated).
 
 import torch
 
-from autograder.probe import check, gate_values, gate_values_of, gated
+from autograder.probe import called_twice, check, gate_values, gate_values_of, gated, same_as_fresh
 
 SHAPES = [  # (d_in, d_out, batch, n)
     (4, 6, 2, 5),
@@ -112,3 +112,18 @@ def large_scores(impl, ref, ctx):
             outputs[f"SelfAttention({d_in}, {d_out})(large x of shape {(batch, n, d_in)})"] = \
                 layer(ctx.randn(batch, n, d_in, scale=LARGE_SCALE))
     return outputs
+
+
+@check("self_attention_module", weight=1, compare_reference=False, verify=same_as_fresh(WHAT),
+       description="a layer called again (a longer input, then the first one) gives what a fresh layer gives: "
+                   "nothing kept on the layer (a mask cut to the first length, memoised keys) changes the next call")
+def called_again(impl, ref, ctx):
+    first = ctx.randn(2, 6, 5)
+
+    def forward(layer, x):
+        with torch.no_grad():
+            return layer(x)
+
+    return called_twice(lambda: _layer(impl, ctx, 5, 4), forward,
+                        {"x (2, 6, 5)": first, "x (3, 4, 5)": ctx.randn(3, 4, 5), "the first x again": first},
+                        what="SelfAttention(5, 4)")
