@@ -29,6 +29,7 @@ from autograder.probe.gating import GATE, gate_failures, gate_values
 
 FRESH = "on a fresh object: "
 SHARED = "on the same object, after "
+RAISED = "raised "
 
 
 def called_twice(make: Callable[[], Any], call: Callable[[Any, Any], Any], inputs: Mapping[str, Any],
@@ -42,7 +43,8 @@ def called_twice(make: Callable[[], Any], call: Callable[[Any, Any], Any], input
         what: The call as the student reads it, e.g. ``"decode_with_cache(layer, tokens)"``.
 
     Returns:
-        The fresh calls as gate values, and the later calls on the shared object (see :func:`same_as_fresh`).
+        The fresh calls as gate values, and the later calls on the shared object (see :func:`same_as_fresh`); a
+        later call that raises gives ``"raised <type>: <message>"`` (known mistakes can then be diagnosed).
 
     Raises:
         ValueError: If fewer than two inputs are given (one call says nothing about the next).
@@ -53,7 +55,14 @@ def called_twice(make: Callable[[], Any], call: Callable[[Any, Any], Any], input
     outputs = gate_values({f"{FRESH}{what} with {name}": _detached(call(make(), inputs[name])) for name in names})
     shared = make()
     for index, name in enumerate(names):
-        result = _detached(call(shared, inputs[name]))
+        try:
+            result = _detached(call(shared, inputs[name]))
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - failing only on a later call is the symptom: its value
+            if not index:
+                raise
+            result = f"{RAISED}{type(exc).__name__}: {exc}"[:300]
         if index:
             outputs[f"{SHARED}{_earlier(names[:index])}: {what} with {name}"] = result
     return outputs
@@ -81,18 +90,32 @@ def same_as_fresh(what: str, tolerance: str = "float32") -> Verifier:
         for name in shared:
             earlier, call = name[len(SHARED):].split(": ", 1)
             fresh = f"{GATE}{FRESH}{call}"
+            again = _raised(student, name)
+            if again is not None:
+                yield (f"{call}: called after {earlier} on the same object, {what} {again} where a fresh object "
+                       f"answers: state from the earlier call survives into this one (a mask or buffer cut to the "
+                       f"first input, a cache or list kept on the object, never reset?)")
+                return
             if name not in student or fresh not in student:
                 yield f"{name}: missing"
                 return
             difference = compare_value(call, student[fresh], student[name], TOLERANCES[tolerance])
             if difference:
                 yield (f"{call}: called after {earlier} on the same object, {what} gives another answer than on a "
-                       f"fresh object ({difference}): "
-                       f"state from the earlier call survives into this one (a cache, buffer or list kept on the "
-                       f"object, or a mutable default argument, never reset?)")
+                       f"fresh object ({difference}): state from the earlier call survives into this one (a cache, "
+                       f"buffer or list kept on the object, or a mutable default argument, never reset?)")
                 return
 
     return verify
+
+
+def _raised(student: Outputs, name: str) -> str | None:
+    """The exception a later call raised instead of answering (recorded under the call's name, which the
+    reference's answer extends with ``[i]`` or ``.key`` when it is a list or a dict), or None."""
+    for key, value in student.items():
+        if key.startswith(SHARED) and name.startswith(key) and isinstance(value, str) and value.startswith(RAISED):
+            return value
+    return None
 
 
 def _earlier(names: list[str]) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from safetensors.torch import save
+
 from autograder.judge.transport import decode_outputs, encode_outputs
 from autograder.probe import Context, called_twice, same_as_fresh
 
@@ -23,13 +25,15 @@ class Scale(torch.nn.Module):
         return [2 * x + (self.calls - 1 if self.leaky else 0)]
 
 
+def read_back(raw: dict) -> dict:
+    """The outputs as the grader reads them back from a job (lists flattened to ``name[i]``)."""
+    values, tensors = encode_outputs(raw)
+    return decode_outputs(values, save(tensors))
+
+
 def outputs(leaky: bool) -> dict:
     inputs = {"x (2, 3)": torch.arange(6.0).reshape(2, 3), "x (4,)": torch.ones(4)}
-    raw = called_twice(lambda: Scale(leaky), lambda layer, x: layer(x), inputs, what="Scale()")
-    values, tensors = encode_outputs(raw)  # what the grader reads back from a job
-    from safetensors.torch import save
-
-    return decode_outputs(values, save(tensors))
+    return read_back(called_twice(lambda: Scale(leaky), lambda layer, x: layer(x), inputs, what="Scale()"))
 
 
 def test_a_call_on_the_same_object_must_equal_one_on_a_fresh_object() -> None:
@@ -49,3 +53,20 @@ def test_the_fresh_calls_are_the_gate_and_one_input_is_refused() -> None:
     assert "does not compute the right values yet" in list(same_as_fresh("Scale")(wrong, reference, CTX))[0]
     with pytest.raises(ValueError):
         called_twice(lambda: Scale(False), lambda layer, x: layer(x), {"x": torch.ones(2)}, what="Scale()")
+
+
+def test_a_later_call_that_raises_is_a_value_and_named_in_the_message() -> None:
+    class Shrinking(Scale):
+        def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+            self.calls += 1
+            if self.calls > 1:
+                raise ValueError("the mask was cut to the first length")
+            return [2 * x]
+
+    inputs = {"x (2, 3)": torch.ones(2, 3), "x (4,)": torch.ones(4)}
+    raw = called_twice(lambda: Shrinking(False), lambda layer, x: layer(x), inputs, what="Scale()")
+    assert raw["on the same object, after a call with x (2, 3): Scale() with x (4,)"] == \
+        "raised ValueError: the mask was cut to the first length"
+    reference = called_twice(lambda: Scale(False), lambda layer, x: layer(x), inputs, what="Scale()")
+    problems = list(same_as_fresh("Scale")(read_back(raw), read_back(reference), CTX))
+    assert "Scale raised ValueError: the mask was cut to the first length where a fresh object answers" in problems[0]
