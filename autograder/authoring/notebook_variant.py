@@ -62,11 +62,13 @@ def write_notebook_variant(assignment: Assignment, template_notebook: Path, dest
         template_notebook: The student notebook to fill.
         destination: The notebook file to write.
     """
-    definitions = _reference_definitions(assignment)
+    definitions = reference_definitions(assignment)
     graded = {q.split(".", 1)[1] for task in assignment.tasks for q in task.functions}
     notebook = json.loads(template_notebook.read_text(encoding="utf-8"))
     for cell in notebook["cells"]:
-        name = _defined_name(cell) if cell.get("cell_type") == "code" else None
+        source = cell.get("source", "")
+        name = defined_name("".join(source) if isinstance(source, list) else source) \
+            if cell.get("cell_type") == "code" else None
         if name in definitions:
             decorator = f"@_graded({name!r})\n" if name in graded else ""
             cell["source"] = decorator + definitions[name]
@@ -78,8 +80,8 @@ def write_notebook_variant(assignment: Assignment, template_notebook: Path, dest
     return destination
 
 
-def _reference_definitions(assignment: Assignment) -> dict[str, str]:
-    """Every top-level function and class of the reference, by name: its text."""
+def reference_definitions(assignment: Assignment) -> dict[str, str]:
+    """Every top-level function and class of the reference, by name: its text (solution markers included)."""
     found: dict[str, str] = {}
     for module in assignment.modules:
         layout = parse_layout(module, (assignment.reference / f"{module}.py").read_text(encoding="utf-8"))
@@ -89,11 +91,10 @@ def _reference_definitions(assignment: Assignment) -> dict[str, str]:
     return found
 
 
-def _defined_name(cell: dict) -> str | None:
+def defined_name(source: str) -> str | None:
     """The name a code cell defines when it is one function or class (a stub cell)."""
-    source = cell.get("source", "")
     try:
-        body = ast.parse("".join(source) if isinstance(source, list) else source).body
+        body = ast.parse(source).body
     except SyntaxError:
         return None
     if len(body) == 1 and isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

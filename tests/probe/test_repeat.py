@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from safetensors.torch import save
 
 from autograder.judge.transport import decode_outputs, encode_outputs

@@ -15,9 +15,9 @@ The causality, mask-buffer and structure checks are gated on the values (probe.g
 
 import torch
 from _dropout_probe import dropout_verdict, one_hot_tokens, readable_value_weight
+from _layer_again import AGAIN, layer_called_again
 
 from autograder.probe import (
-    called_twice,
     check,
     future_unchanged,
     gate_values,
@@ -217,16 +217,7 @@ def large_scores(impl, ref, ctx):
     return outputs
 
 
-@check("causal_self_attention", weight=1, compare_reference=False, verify=same_as_fresh(WHAT),
-       description="a layer called again (a longer input, then the first one) gives what a fresh layer gives: "
-                   "nothing kept on the layer (a mask cut to the first length, memoised keys) changes the next call")
+@check("causal_self_attention", weight=1, compare_reference=False, verify=same_as_fresh(WHAT), description=AGAIN)
 def called_again(impl, ref, ctx):
-    first = ctx.randn(2, 5, 5)
-
-    def forward(layer, x):
-        with torch.no_grad():
-            return layer(x)
-
-    return called_twice(lambda: _layer(impl, ctx, 5, 3, 8), forward,
-                        {"x (2, 5, 5)": first, "x (2, 8, 5)": ctx.randn(2, 8, 5), "the first x again": first},
-                        what="CausalSelfAttention(5, 3, 8)")
+    return layer_called_again(lambda: _layer(impl, ctx, 5, 3, 8), ctx, (2, 5, 5), (2, 8, 5),
+                              "CausalSelfAttention(5, 3, 8)")

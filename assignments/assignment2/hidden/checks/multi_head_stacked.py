@@ -8,9 +8,9 @@ them.
 """
 
 import torch
+from _layer_again import AGAIN, layer_called_again
 
 from autograder.probe import (
-    called_twice,
     check,
     future_unchanged,
     gate_values,
@@ -148,16 +148,7 @@ def errors(impl, ref, ctx):
     return {**outputs, **_gate(impl, ctx)}
 
 
-@check("multi_head_stacked", weight=1, compare_reference=False, verify=same_as_fresh(WHAT),
-       description="a layer called again (a longer input, then the first one) gives what a fresh layer gives: "
-                   "nothing kept on the layer (a mask cut to the first length, memoised keys) changes the next call")
+@check("multi_head_stacked", weight=1, compare_reference=False, verify=same_as_fresh(WHAT), description=AGAIN)
 def called_again(impl, ref, ctx):
-    first = ctx.randn(2, 5, 5)
-
-    def forward(layer, x):
-        with torch.no_grad():
-            return layer(x)
-
-    return called_twice(lambda: _layer(impl, ctx, 5, 6, 8, 2), forward,
-                        {"x (2, 5, 5)": first, "x (2, 8, 5)": ctx.randn(2, 8, 5), "the first x again": first},
-                        what="MultiHeadCausalAttentionStacked(5, 6, 8, 2)")
+    return layer_called_again(lambda: _layer(impl, ctx, 5, 6, 8, 2), ctx, (2, 5, 5), (2, 8, 5),
+                              "MultiHeadCausalAttentionStacked(5, 6, 8, 2)")

@@ -8,8 +8,9 @@ The equivariance and structure checks are gated on the values (probe.gated).
 """
 
 import torch
+from _layer_again import AGAIN, layer_called_again
 
-from autograder.probe import called_twice, check, gate_values, gate_values_of, gated, same_as_fresh
+from autograder.probe import check, gate_values, gate_values_of, gated, same_as_fresh
 
 SHAPES = [  # (d_in, d_out, batch, n)
     (4, 6, 2, 5),
@@ -114,16 +115,7 @@ def large_scores(impl, ref, ctx):
     return outputs
 
 
-@check("self_attention_module", weight=1, compare_reference=False, verify=same_as_fresh(WHAT),
-       description="a layer called again (a longer input, then the first one) gives what a fresh layer gives: "
-                   "nothing kept on the layer (a mask cut to the first length, memoised keys) changes the next call")
+@check("self_attention_module", weight=1, compare_reference=False, verify=same_as_fresh(WHAT), description=AGAIN)
 def called_again(impl, ref, ctx):
-    first = ctx.randn(2, 6, 5)
-
-    def forward(layer, x):
-        with torch.no_grad():
-            return layer(x)
-
-    return called_twice(lambda: _layer(impl, ctx, 5, 4), forward,
-                        {"x (2, 6, 5)": first, "x (2, 4, 5)": ctx.randn(2, 4, 5), "the first x again": first},
-                        what="SelfAttention(5, 4)")
+    return layer_called_again(lambda: _layer(impl, ctx, 5, 4), ctx, (2, 6, 5), (2, 4, 5),
+                              "SelfAttention(5, 4)")
