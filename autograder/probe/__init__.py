@@ -37,10 +37,11 @@ from autograder.probe.verifiers import (
 )
 
 __all__ = [
+    "called_twice", "same_as_fresh",  # state kept between calls (repeat.py)
     "Check", "CheckFailed", "Context", "Outputs", "Probe", "Verifier", "canonical_parameters", "check",
     "collect_checks", "derive_seed", "helper_sources", "kind_of", "load_checks_file", "pin_torch_state", "raised",
     "recording", "rows_counter", "run_checks_file", "state_dict_outputs",
     # ready-made verifiers, and the gate that makes a property count only with the right values
-    "gate_failures", "gate_values", "gate_values_of", "gated", "called_twice", "same_as_fresh",
+    "gate_failures", "gate_values", "gate_values_of", "gated",
     "all_of", "dtype_is", "exact_values", "future_unchanged", "kind_is", "rows_sum_to_one", "select", "unchanged",
 ]
