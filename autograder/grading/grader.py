@@ -266,7 +266,8 @@ class Grader:
         """Substitution must not punish correct code: the checks a task failed with the reference standing in
         for what it uses run again with the student's own dependencies where those scored full marks in their
         own task (:func:`own_dependencies`); each check keeps the better of its two results. Only a task that
-        lost points and has such a dependency costs a second job, for its failed checks only."""
+        lost points and has such a dependency costs a second job, for its failed checks only (not those that
+        timed out: a hang costs one wait)."""
         first = dict(graded)  # a dependency counts as verified by its first run alone
         extra: dict[str, TaskResult] = {}
 
@@ -284,7 +285,9 @@ class Grader:
             batch = self._own_batch(task, context) if context is not None else None
             if context is None or batch is None:
                 continue
-            failed = {c.name for c in result.checks if not c.passed}
+            failed = {c.name for c in result.checks if not c.passed and c.status != TIMEOUT}  # a hang: one wait
+            if not failed:
+                continue
             checks = [(check, derive_seed(self.assignment.seed, check.name)) for check in self.checks[task.id]
                       if check.name in failed]
             again = {r.name: r for r in self._task_results(task, checks, batch, prepared, broken,
