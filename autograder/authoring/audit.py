@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.authoring.blind import BLIND_KINDS, write_blind_package
+from autograder.authoring.notebook_template import notebook_path
+from autograder.authoring.notebook_variant import NOTEBOOK_VARIANT, write_notebook_variant
 from autograder.authoring.template import render_template
 from autograder.errors import GraderError
 from autograder.grading.grader import Grader
@@ -106,6 +108,8 @@ def run_audit(assignment: Assignment, jobs: int = 2, progress=None) -> list[Audi
     """
     work = [(m, "mistake") for m in load_mutations(assignment, "mistakes")]
     work += [(m, "variant") for m in load_mutations(assignment, "variants")]
+    if notebook_path(assignment).is_file():  # the reference as an awkwardly shaped notebook: a variant too
+        work.append((NOTEBOOK_VARIANT, "variant"))
 
     def one(grader: Grader, tmp: Path, item: tuple[Mutation, str]) -> AuditRow:
         return _audit_one(grader, assignment, item[0], item[1], tmp)
@@ -200,7 +204,17 @@ def _in_parallel(assignment: Assignment, work: list, jobs: int, one, progress=No
     return rows
 
 
+def audit_notebook_variant(grader: Grader, assignment: Assignment, tmp: Path) -> AuditRow:
+    """Grade the reference as a notebook whose decorators and defaults reach helpers two levels down
+    (autograder.authoring.notebook_variant): every code task must keep full marks."""
+    path = write_notebook_variant(assignment, notebook_path(assignment),
+                                  tmp / NOTEBOOK_VARIANT.id / f"{assignment.name}.ipynb")
+    return judge(NOTEBOOK_VARIANT, "variant", grader.grade(path, only={task.id for task in assignment.tasks}))
+
+
 def _audit_one(grader: Grader, assignment: Assignment, mutation: Mutation, kind: str, tmp: Path) -> AuditRow:
+    if mutation is NOTEBOOK_VARIANT:
+        return audit_notebook_variant(grader, assignment, tmp)
     try:
         folder = apply_mutation(assignment.reference, mutation, tmp / mutation.id / assignment.package)
     except Exception as exc:  # noqa: BLE001 - a stale edit is reported as a row, the audit goes on
@@ -275,7 +289,8 @@ def audit_and_render(assignment: Assignment, jobs: int, families: str = "all") -
     rows: list[AuditRow] = []
     blind: list[BlindRow] = []
     if families != "blind":
-        total = len(load_mutations(assignment, "mistakes")) + len(load_mutations(assignment, "variants"))
+        total = len(load_mutations(assignment, "mistakes")) + len(load_mutations(assignment, "variants")) \
+            + notebook_path(assignment).is_file()
         with progress_bar(total, f"audit {assignment.name}", unit="mutation") as bar:
             def advance(row: AuditRow) -> None:
                 bar.set_postfix_str(row.mutation.id, refresh=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import platform
 import shutil
 import time
@@ -14,6 +15,7 @@ import torch
 from autograder import __version__
 from autograder.batch.fingerprint import assignment_fingerprint
 from autograder.errors import AssignmentError, WorkerDied
+from autograder.grading.dependencies import OwnDependencies, own_dependencies, short_names
 from autograder.grading.jobs import CheckBatch, Jobs, read_outputs
 from autograder.grading.records import truncate
 from autograder.judge.refcache import ReferenceStore
@@ -93,6 +95,7 @@ class Grader:
         store = ReferenceStore.for_assignment(assignment_fingerprint(assignment))
         self.judge = Judge(assignment, self.reference, self.assets, mistakes, self.scratch / "mistakes", store)
         self.jobs = Jobs(assignment, self.zygotes, self.memory)
+        self._own_batches: dict[tuple[str, tuple[str, ...]], CheckBatch | None] = {}
 
     def close(self) -> None:
         """Stop the worker and remove the scratch folder."""
@@ -139,6 +142,7 @@ class Grader:
             printed: dict[str, list[str]] = {task.id: [] for task in chosen}
 
             graded = self._grade_tasks(chosen, prepared, broken, printed)
+            self._grade_again_with_own_dependencies(chosen, graded, prepared, broken, printed)
             tasks = [graded[task.id] for task in chosen]
             outputs += [text for task in chosen for text in printed[task.id]]
             if self.assignment.quiz and (only is None or self.assignment.quiz.task_id in only):
@@ -188,23 +192,29 @@ class Grader:
 
     def _grade_task(self, task: Task, prepared: PreparedSubmission, broken: dict[str, str],
                     outputs: list[str], zygote: Zygote | None = None) -> TaskResult:
-        """Run the task's checks in one sandboxed job; a check that ends its job early costs that check alone:
-        the checks after it run in a fresh job (after a timeout they are not run, so a hang costs one wait)."""
+        """Grade one task with the reference standing in for what it ``uses`` (see :meth:`_task_results`)."""
         checks = [(check, derive_seed(self.assignment.seed, check.name)) for check in self.checks[task.id]]
+        results = self._task_results(task, checks, self.batches[task.id], prepared, broken, outputs, zygote)
+        return score_task(task.id, task.title, task.points, results)
+
+    def _task_results(self, task: Task, checks: list[tuple[Check, int]], batch: CheckBatch,
+                      prepared: PreparedSubmission, broken: dict[str, str], outputs: list[str],
+                      zygote: Zygote | None = None) -> list[CheckResult]:
+        """Run checks of a task in one sandboxed job; a check that ends its job early costs that check alone:
+        the checks after it run in a fresh job (after a timeout they are not run, so a hang costs one wait)."""
         own_broken = [m for m in task.modules if m in broken]
         if own_broken:
             module = own_broken[0]
             why = prepared.refused.get(f"{module}.py") or f"{module}.py could not be imported: {broken[module]}"
-            results = [CheckResult(check.name, check.description, check.weight, ERROR, why, seed=seed)
-                       for check, seed in checks]
-            return score_task(task.id, task.title, task.points, results)
+            return [CheckResult(check.name, check.description, check.weight, ERROR, why, seed=seed)
+                    for check, seed in checks]
         unneeded = unneeded_modules(prepared.package_dir, self.assignment.package, self.assignment.modules,
-                                    task.modules, task.uses)
+                                    task.modules, batch.uses)
         broken = broken | {m: NOT_IMPORTED.format(module=m) for m in unneeded if m not in broken}
-        results = []
+        results: list[CheckResult] = []
         pending = checks
         while pending:
-            done = self._run_checks(task, pending, prepared, broken, outputs, zygote)
+            done = self.jobs.run_checks(batch, pending, prepared, broken, outputs, self._read_check, zygote)
             results += done
             pending = pending[len(done):]
             if done[-1].status == TIMEOUT:  # only the check a job ended during can time out
@@ -212,14 +222,58 @@ class Grader:
                                         "not run: an earlier check of this task timed out", seed=seed)
                             for check, seed in pending]
                 break
-        return score_task(task.id, task.title, task.points, results)
+        return results
 
-    def _run_checks(self, task: Task, checks: list[tuple[Check, int]], prepared: PreparedSubmission,
-                    broken: dict[str, str], outputs: list[str],
-                    zygote: Zygote | None = None) -> list[CheckResult]:
-        """Run checks in order in one job, judged here (see :meth:`Jobs.run_checks`)."""
-        return self.jobs.run_checks(self.batches[task.id], checks, prepared, broken, outputs, self._read_check,
-                                    zygote)
+    def _grade_again_with_own_dependencies(self, chosen: list[Task], graded: dict[str, TaskResult],
+                                           prepared: PreparedSubmission, broken: dict[str, str],
+                                           printed: dict[str, list[str]]) -> None:
+        """Substitution must not punish correct code: the checks a task failed with the reference standing in
+        for what it uses run again with the student's own dependencies where those scored full marks in their
+        own task (:func:`own_dependencies`); each check keeps the better of its two results. Only a task that
+        lost points and has such a dependency costs a second job, for its failed checks only (not those that
+        timed out: a hang costs one wait)."""
+        first = dict(graded)  # a dependency counts as verified by its first run alone
+        extra: dict[str, TaskResult] = {}
+
+        def full_marks(owner: Task) -> bool:
+            if owner.id not in first and owner.id not in extra:  # not chosen (`--task`): graded for this only
+                extra[owner.id] = self._grade_task(owner, prepared, broken, [])
+            result = first.get(owner.id) or extra[owner.id]
+            return result.score >= result.max_score
+
+        for task in chosen:
+            result = first[task.id]
+            if result.score >= result.max_score or not task.uses:
+                continue
+            context = own_dependencies(self.assignment, task, full_marks)
+            batch = self._own_batch(task, context) if context is not None else None
+            if context is None or batch is None:
+                continue
+            failed = {c.name for c in result.checks if not c.passed and c.status != TIMEOUT}  # a hang: one wait
+            if not failed:
+                continue
+            checks = [(check, derive_seed(self.assignment.seed, check.name)) for check in self.checks[task.id]
+                      if check.name in failed]
+            again = {r.name: r for r in self._task_results(task, checks, batch, prepared, broken,
+                                                           printed[task.id])}
+            merged = [again[c.name] if c.name in again and again[c.name].passed else c for c in result.checks]
+            rescued = sum(c.name in again and again[c.name].passed for c in result.checks)
+            if rescued:
+                graded[task.id] = score_task(task.id, task.title, task.points, merged)
+                graded[task.id].feedback += (f" ({rescued} check(s) graded with your own "
+                                             f"{short_names(context.kept)}, which pass their own task, because "
+                                             f"the reference's stand-in made them fail.)")
+
+    def _own_batch(self, task: Task, context: OwnDependencies) -> CheckBatch | None:
+        """The task's code for a second run with the student's own dependencies (None if the reference that
+        still stands in would bring the task's own functions along)."""
+        key = (task.id, context.uses)
+        if key not in self._own_batches:
+            pruned = prune_reference(self.assignment.reference, self.assignment.modules, context.uses)
+            self._own_batches[key] = (None if _own_functions_in(task, pruned) else
+                                      dataclasses.replace(self.batches[task.id], reference_sources=pruned,
+                                                          uses=context.uses))
+        return self._own_batches[key]
 
     def _read_check(self, check: Check, seed: int, record: dict[str, Any], result: JobResult,
                     base: CheckResult) -> CheckResult:
@@ -241,12 +295,20 @@ class Grader:
 def _refuse_own_reference(assignment: Assignment, pruned: dict[str, dict[str, str]]) -> None:
     """A task's worker must never hold the reference of the task's own functions."""
     for task in assignment.tasks:
-        for qualified in task.functions:
-            module, name = qualified.split(".", 1)
-            tree = ast.parse(pruned[task.id].get(module, ""))
-            if any(getattr(node, "name", None) == name for node in tree.body):
-                raise AssignmentError(f"task {task.id!r}: what it uses pulls in the reference {qualified}; "
-                                      "the task would be graded against itself")
+        qualified = _own_functions_in(task, pruned[task.id])
+        if qualified:
+            raise AssignmentError(f"task {task.id!r}: what it uses pulls in the reference {qualified}; "
+                                  "the task would be graded against itself")
+
+
+def _own_functions_in(task: Task, pruned: dict[str, str]) -> str | None:
+    """The first of the task's own functions that a pruned reference defines, or None."""
+    for qualified in task.functions:
+        module, name = qualified.split(".", 1)
+        tree = ast.parse(pruned.get(module, ""))
+        if any(getattr(node, "name", None) == name for node in tree.body):
+            return qualified
+    return None
 
 
 def _load_assets(folder: Path) -> dict[str, bytes]:

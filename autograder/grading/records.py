@@ -39,7 +39,14 @@ def format_error(error: Any) -> str:
     text = f"{kind}: {message}" if message else kind
     if kind == "MemoryError":
         text += " (ran out of memory under the grader's limit)"
-    return text + (f" ({where})" if isinstance(where, str) else "")
+    text += f" ({where})" if isinstance(where, str) else ""
+    stand_in = error.get("stand_in")
+    if isinstance(stand_in, dict) and all(isinstance(stand_in.get(k), str) for k in ("name", "attribute")):
+        name, attribute = stand_in["name"][:120], stand_in["attribute"][:80]
+        text = (f"the reference {name} stood in for yours in this task and has no {attribute!r}, which your code "
+                f"uses; your own {name.split('.', 1)[-1]} is used instead only when it passes its own task "
+                f"(the reference's public interface is in the task's docstrings). {text}")
+    return text
 
 
 def ended_early(result: JobResult, during: str) -> str:

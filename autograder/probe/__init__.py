@@ -24,6 +24,7 @@ from autograder.probe.context import (
 )
 from autograder.probe.gating import gate_failures, gate_values, gate_values_of, gated
 from autograder.probe.helpers import kind_of, raised, recording, rows_counter, state_dict_outputs
+from autograder.probe.repeat import called_twice, same_as_fresh
 from autograder.probe.verifiers import (
     all_of,
     close_to,
@@ -38,6 +39,7 @@ from autograder.probe.verifiers import (
 )
 
 __all__ = [
+    "called_twice", "same_as_fresh",  # state kept between calls (repeat.py)
     "Check", "CheckFailed", "Context", "Outputs", "Probe", "Verifier", "canonical_parameters", "check",
     "collect_checks", "derive_seed", "helper_sources", "kind_of", "load_checks_file", "pin_torch_state", "raised",
     "recording", "rows_counter", "run_checks_file", "state_dict_outputs",

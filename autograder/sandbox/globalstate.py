@@ -75,6 +75,37 @@ _SETTERS = [
 ]
 
 
+# Namespaces whose public functions probes compare with (torch.equal, torch.allclose, numpy.allclose, Tensor.__eq__,
+# ...): a student module that rebinds one at import must not change what another task's probe concludes.
+_LIBRARY_NAMESPACES = (torch, torch.nn.functional, torch.linalg, torch.testing, np, np.linalg, np.testing)
+
+
+def _library_snapshot() -> list[tuple[Any, dict[str, Any]]]:
+    """The public attributes of the guarded namespaces, and every attribute of torch.Tensor, as they are now."""
+    snapshot = [(namespace, {name: value for name, value in vars(namespace).items() if not name.startswith("_")})
+                for namespace in _LIBRARY_NAMESPACES]
+    return snapshot + [(torch.Tensor, dict(vars(torch.Tensor)))]
+
+
+_PRISTINE_LIBRARY = _library_snapshot()  # taken when the zygote imports this module, before any student code
+
+
+def restore_library() -> None:
+    """Undo rebound library functions: every guarded attribute back to its value in the zygote, and methods a
+    student added to torch.Tensor over its C implementation (``Tensor.__eq__ = ...``) removed."""
+    for namespace, pristine in _PRISTINE_LIBRARY:
+        current = vars(namespace)
+        for name, value in pristine.items():
+            if current.get(name, _MISSING) is not value:
+                setattr(namespace, name, value)
+    pristine_tensor = _PRISTINE_LIBRARY[-1][1]
+    for name in [n for n in vars(torch.Tensor) if n not in pristine_tensor and hasattr(torch._C.TensorBase, n)]:
+        delattr(torch.Tensor, name)
+
+
+_MISSING = object()
+
+
 def _mode_depths() -> tuple[int, int]:
     from torch.utils import _python_dispatch
 
@@ -97,7 +128,9 @@ def capture() -> GlobalState:
 
 
 def restore(state: GlobalState) -> None:
-    """Put back a captured state: settings, print options, random states, and pop modes pushed since."""
+    """Put back a captured state: settings, print options, random states, and pop modes pushed since; and the
+    library's public functions as they were before any student code (:func:`restore_library`)."""
+    restore_library()
     functions, dispatch = _mode_depths()
     for _ in range(functions - state.function_modes):
         torch._C._pop_torch_function_stack()

@@ -171,7 +171,9 @@ def _isolate_imports(workdir: str) -> None:
 
 
 def _reset_torch_state(seed: int) -> None:
-    """Undo global state a student may have changed (at import or in an earlier check of the same job)."""
+    """Undo global state a student may have changed (at import or in an earlier check of the same job), rebound
+    library functions included (the probe about to run may compare with torch.equal)."""
+    globalstate.restore_library()
     probe_api.pin_torch_state(seed)
     stack = torch.overrides._get_current_function_mode_stack()
     for _ in stack:
@@ -314,7 +316,7 @@ def _run_job(payload: dict[str, Any], job: dict[str, Any], results: Any, tensor_
         except NotImplementedError as exc:
             record.update(status="not_implemented", error=_describe_exception(exc, workdir))
         except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, pytest outcomes alike
-            record.update(status="error", error=_describe_exception(exc, workdir))
+            record.update(status="error", error=_describe_exception(exc, workdir, substitutions))
             record.pop("tensors", None)
         record["seconds"] = round(time.perf_counter() - started, 4)
         record["cpu_seconds"] = round(time.process_time() - cpu_started, 4)
@@ -340,8 +342,22 @@ def _resolve(reference: Any, qualified: str) -> Any:
     return getattr(getattr(reference, module), name)
 
 
-def _describe_exception(exc: BaseException, workdir: str) -> dict[str, Any]:
-    """Exception type, message and the innermost frame in the student's own files (no hidden-check frames)."""
+def _stand_in_lacking(exc: BaseException, substitutions: dict[str, Any]) -> dict[str, str] | None:
+    """The reference object standing in for the student's that an AttributeError was raised on, if any: a
+    student's code asked it for something only their own version has (a helper method they added)."""
+    if not isinstance(exc, AttributeError) or not isinstance(exc.name, str):
+        return None
+    target = exc.obj
+    for qualified, replacement in substitutions.items():
+        if target is replacement or (isinstance(replacement, type) and isinstance(target, replacement)):
+            return {"name": qualified, "attribute": exc.name}
+    return None
+
+
+def _describe_exception(exc: BaseException, workdir: str,
+                        substitutions: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Exception type, message and the innermost frame in the student's own files (no hidden-check frames);
+    ``stand_in`` names the reference object a missing attribute was looked up on (see ``_stand_in_lacking``)."""
     where = None
     try:
         for frame in traceback.extract_tb(exc.__traceback__):
@@ -359,5 +375,9 @@ def _describe_exception(exc: BaseException, workdir: str) -> dict[str, Any]:
     if isinstance(exc, MemoryError) or (isinstance(exc, RuntimeError) and "allocate" in message
                                         and ("memory" in message or "bytes" in message)):
         kind = "MemoryError"
-    return {"type": str(kind)[:80], "message": message[:500], "where": where}
+    try:
+        stand_in = _stand_in_lacking(exc, substitutions or {})
+    except BaseException:  # noqa: BLE001 - a hostile __class__ or attribute
+        stand_in = None
+    return {"type": str(kind)[:80], "message": message[:500], "where": where, "stand_in": stand_in}
 

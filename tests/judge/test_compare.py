@@ -116,3 +116,29 @@ def test_perturbations_of_a_realistic_mistake_size_are_caught(seed, size):
     y = x.clone()
     y[2, 3] += size
     assert compare_tensors("x", x, y, F32) is not None
+
+
+def _positions(length: int, dim: int, dtype: torch.dtype) -> torch.Tensor:
+    """The sinusoidal table computed in ``dtype`` throughout, returned in float32."""
+    angles = torch.arange(length, dtype=dtype)[:, None] / 10000.0 ** (torch.arange(0, dim, 2, dtype=dtype) / dim)
+    return torch.stack([angles.sin(), angles.cos()], dim=-1).reshape(length, dim).float()
+
+
+def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    q, k, v = q.to(dtype), k.to(dtype), v.to(dtype)
+    return (torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) @ v).float()
+
+
+def test_a_more_accurate_answer_never_fails_where_the_float32_answer_passes():
+    """Whichever side computes in float32 (the reference or the student), the float64-then-float32 answer is
+    within the checks' tolerances of it: float64 position tables far from position 0 ("deep", as
+    sinusoidal_positions' long tables), and attention with scores in the thousands ("deep")."""
+    for length, dim in [(200, 48), (64, 64), (129, 10), (10, 8)]:
+        float32, float64 = _positions(length, dim, torch.float32), _positions(length, dim, torch.float64)
+        assert compare_tensors("table", float32, float64, TOLERANCES["deep"]) is None, (length, dim)
+        assert compare_tensors("table", float64, float32, TOLERANCES["deep"]) is None, (length, dim)
+    generator = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(2, 3, 9, 8, generator=generator) * 25 for _ in range(3))
+    float32, float64 = _attention(q, k, v, torch.float32), _attention(q, k, v, torch.float64)
+    assert compare_tensors("out", float32, float64, TOLERANCES["deep"]) is None
+    assert compare_tensors("out", float64, float32, TOLERANCES["deep"]) is None

@@ -2,37 +2,14 @@
 
 from __future__ import annotations
 
-import ast
 import json
 from pathlib import Path
 
 from autograder.authoring.notebook_template import notebook_path
+from autograder.authoring.notebook_variant import defined_name, reference_definitions
 from autograder.spec.assignment import Assignment
 from autograder.submission.notebook.collect import ANSWERS_NAME
-from autograder.submission.notebook.layout import parse_layout
 from autograder.util.tomlio import load_toml
-
-
-def reference_definitions(assignment: Assignment) -> dict[str, str]:
-    """Every top-level definition of the reference, by name (its text, solution markers included)."""
-    found: dict[str, str] = {}
-    for module in assignment.modules:
-        layout = parse_layout(module, (assignment.reference / f"{module}.py").read_text(encoding="utf-8"))
-        for names, node, text in layout.items:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                found[names[0]] = text
-    return found
-
-
-def defined_name(source: str) -> str | None:
-    """The name a cell defines when it is one function or class (a stub cell)."""
-    try:
-        body = ast.parse(source).body
-    except SyntaxError:
-        return None
-    if len(body) == 1 and isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return body[0].name
-    return None
 
 
 def load_student_notebook(assignment: Assignment) -> dict:

@@ -150,6 +150,36 @@ def test_base_classes_and_defaults_are_defined_before_use(assignment3: Assignmen
     assert "STEPS = 3" in tiny_gpt and tiny_gpt.index("STEPS = 3") < tiny_gpt.index("def generate")
 
 
+def test_what_a_decorator_calls_at_import_is_placed_first_however_deep(assignment3: Assignment) -> None:
+    """NOTEBOOKS.md rule 7, transitively: a decorator defined later calls a helper that calls another."""
+    extraction = extract(assignment3, cells(
+        "import torch\n\n@registered('mask')\ndef causal_mask(n):\n    return torch.ones(n, n).triu(1).bool()",
+        "def split_heads(x, heads, eps=_default_eps()):\n    return x",
+        "REGISTRY = {}\n\ndef registered(name):\n    _check_name(name)\n    def wrap(fn):\n"
+        "        REGISTRY[name] = fn\n        return fn\n    return wrap",
+        "def _check_name(name):\n    if not _valid(name):\n        raise ValueError(name)",
+        "def _valid(name):\n    return name.isidentifier()\n\ndef _default_eps():\n    return _tiny() * 2\n\n"
+        "def _tiny():\n    return 1e-9",
+    ))
+    namespace: dict[str, Any] = {}
+    exec(compile(extraction.files["attention.py"], "attention.py", "exec"), namespace)  # our own test code
+    assert namespace["REGISTRY"] == {"mask": namespace["causal_mask"]}
+    assert namespace["split_heads"].__defaults__ == (2e-9,)
+
+
+def test_definitions_that_need_each_other_at_import_are_reported_by_cell(assignment3: Assignment) -> None:
+    extraction = extract(assignment3, cells(
+        "import torch\n\n@registered('mask')\ndef causal_mask(n):\n    return torch.ones(n, n).triu(1).bool()",
+        "def registered(name):\n    _check(name)\n    return lambda fn: fn",
+        "def _check(name):\n    return causal_mask(1) is not None",
+    ))
+    with pytest.raises(ImportError) as raised:
+        exec(compile(extraction.files["attention.py"], "attention.py", "exec"), {})
+    assert str(raised.value).startswith("the definitions in cell 1, cell 2 and cell 3 need each other when "
+                                        "attention.py is imported (causal_mask -> registered -> _check -> "
+                                        "causal_mask"), raised.value
+
+
 def test_the_reference_filled_notebook_extracts_to_modules_that_compile(assignment3: Assignment,
                                                                        filled3: dict) -> None:
     extraction = extract(assignment3, notebook_cells(filled3))
@@ -375,7 +405,13 @@ def test_notebooks_grade_like_packages(assignment3: Assignment, filled3: dict, t
     code = [c for c in messy["cells"] if c["cell_type"] == "code"]
     mask = next(c for c in code if defined_name(source(c)) == "causal_mask")
     helper = "def _future(n):\n    return torch.ones(n, n, dtype=torch.bool).triu(1)\n"
-    mask["source"] = ("%time\nprint('drafting')\n" + helper + "\ndef causal_mask(n):\n    return _future(n)\n")
+    mask["source"] = ("%time\nprint('drafting')\n" + helper + "\n@registered('mask')\ndef causal_mask(n):\n"
+                      "    return _future(n)\n")
+    # the decorator, defined in the last cell, calls a helper at import that calls another (NOTEBOOKS.md rule 7)
+    messy["cells"].append(code_cell("MASKS = {}\n\ndef registered(name):\n    _check_name(name)\n    def wrap(fn):\n"
+                                    "        MASKS[name] = fn\n        return fn\n    return wrap\n\n"
+                                    "def _check_name(name):\n    assert _is_name(name)\n\n"
+                                    "def _is_name(name):\n    return name.isidentifier()"))
     extra = [code_cell("def scaled_dot_product_attention(q, k, v, causal=False):\n    return q, k  # a wrong draft"),
              code_cell("!pip install nothing\n%matplotlib inline\nmodel, losses = train(steps=100000)\n"
                        "print(losses[-1])"),

@@ -141,6 +141,7 @@ class _Item:
     names: tuple[str, ...]
     node: ast.stmt
     text: str
+    label: str = ""  # the notebook cell it comes from ('' for the template's)
 
 
 def owners(assignment: Assignment, layouts: dict[str, ModuleLayout]) -> dict[str, list[str]]:
@@ -168,7 +169,7 @@ def build_modules(assignment: Assignment, collected: Collected, layouts: dict[st
         layout = layouts.get(module, ModuleLayout(module))
         items = [_layout_item(names, node, text, collected) for names, node, text in layout.items]
         placed = {name for item in items for name in item.names}
-        items += [_Item(d.names, d.node, _labelled(d)) for d in ours
+        items += [_Item(d.names, d.node, _labelled(d), d.label) for d in ours
                   if module in owned.get(d.names[0], []) and not set(d.names) & placed]
         bodies[module] = [item for item in items if item.text]
     _place_helpers(bodies, ours, owned)
@@ -179,7 +180,7 @@ def build_modules(assignment: Assignment, collected: Collected, layouts: dict[st
 def _layout_item(names: tuple[str, ...], node: ast.stmt, text: str, collected: Collected) -> _Item:
     mine = next((collected.by_name[n] for n in names if n in collected.by_name), None)
     if mine is not None:
-        return _Item(mine.names, mine.node, _labelled(mine))
+        return _Item(mine.names, mine.node, _labelled(mine), mine.label)
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return _Item(names, node, stub(node))
     return _Item(names, node, text)  # the template's constants and other module-level statements
@@ -201,18 +202,20 @@ def _place_helpers(bodies: dict[str, list[_Item]], ours: list[Definition], owned
             wanted = set().union(*(referenced(item.node) for item in items)) if items else set()
             for name in sorted((wanted & set(free)) - present):
                 definition = free[name]
-                items.append(_Item(definition.names, definition.node, _labelled(definition)))
+                items.append(_Item(definition.names, definition.node, _labelled(definition), definition.label))
                 present |= set(definition.names)
                 changed = True
 
 
 def _render_module(module: str, layout: ModuleLayout, items: list[_Item], collected: Collected,
                    owned: dict[str, list[str]], assignment: Assignment) -> str:
-    items = _definition_order(items)
+    items, cycles = _definition_order(items)
+    items = _guard_cycles(module, items, cycles)
     bound = {name for item in items for name in item.names}
     header_bound = set().union(*(_bound_by_text(text) for text in layout.imports)) if layout.imports else set()
     needed = set().union(*(referenced(item.node) for item in items)) if items else set()
-    at_import = set().union(*(definition_time_names(item.node) for item in items)) if items else set()
+    by_name = {name: item for item in items for name in item.names}
+    at_import = set().union(*(import_time_needs(item, by_name)[0] for item in items)) if items else set()
     imports = [d.source for d in collected.imports
                if (set(d.names) & (needed - bound - header_bound)) or "*" in d.names]
     imported = header_bound | set().union(*(d.names for d in collected.imports if d.source in imports))
@@ -247,27 +250,122 @@ def _cross_imports(module: str, missing: set[str], at_import: set[str], owned: d
     return early, late
 
 
-def _definition_order(items: list[_Item]) -> list[_Item]:
-    """Stable order in which whatever a statement needs at import (a base class, a default) comes first."""
+def _definition_time_parts(node: ast.stmt) -> list[ast.AST]:
+    """The parts of a statement evaluated at import (see :func:`definition_time_names`)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return list(node.decorator_list) + list(node.args.defaults) + [d for d in node.args.kw_defaults if d]
+    if isinstance(node, ast.ClassDef):
+        return [*node.bases, *node.decorator_list, *node.keywords,
+                *(p for statement in node.body for p in _definition_time_parts(statement))]
+    return [node]
+
+
+@functools.lru_cache(maxsize=4096)  # asked for every statement that calls the definition at import
+def called_names(node: ast.AST) -> frozenset[str]:
+    """Names called anywhere inside a node (``f(...)``), nested functions included (a decorator factory's inner
+    function runs when the decorator is applied), and bare decorators (``@register`` calls ``register``)."""
+    names = {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    for n in ast.walk(node):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names |= {d.id for d in n.decorator_list if isinstance(d, ast.Name)}
+    return frozenset(names)
+
+
+def import_time_needs(item: _Item, by_name: dict[str, _Item]) -> tuple[set[str], list[str]]:
+    """What a statement needs when the module is imported: the names it mentions at definition time and,
+    transitively, every name in the definitions it calls there (a decorator that calls a helper that calls
+    another). Returns those names, and the chain of calls by which it needs itself ([] if it does not)."""
+    needs = set(definition_time_names(item.node))
+    caller: dict[str, str | None] = {}
+    pending = [(name, None) for part in _definition_time_parts(item.node) for name in called_names(part)]
+    loop: list[str] = []
+    while pending:
+        name, parent = pending.pop(0)  # breadth first: the shortest chain back to the statement is reported
+        called = by_name.get(name)
+        if name in caller or called is None or called is item:
+            continue
+        caller[name] = parent
+        mentioned = referenced(called.node)
+        needs |= mentioned
+        if not loop and set(item.names) & mentioned:
+            loop = [name]
+            while caller[loop[0]] is not None:
+                loop.insert(0, caller[loop[0]])
+        pending.extend((callee, name) for callee in called_names(called.node))
+    return needs, loop
+
+
+def _definition_order(items: list[_Item]) -> tuple[list[_Item], list[list[_Item]]]:
+    """Stable order in which whatever a statement needs at import (a base class, a default, a decorator and the
+    helpers it calls, transitively) comes first; and the cycles that make such an order impossible (definitions
+    that need each other at import), each in the order placed."""
     by_name = {name: item for item in items for name in item.names}
     ordered: list[_Item] = []
-    visiting: set[int] = set()
+    done: set[int] = set()
+    stack: list[_Item] = []
+    cycles: list[list[_Item]] = []
 
     def visit(item: _Item) -> None:
-        if id(item) in visiting:
+        if id(item) in done:
             return
-        visiting.add(id(item))
-        for name in sorted(definition_time_names(item.node)):
+        on_stack = next((i for i, x in enumerate(stack) if x is item), None)
+        if on_stack is not None:
+            cycles.append(stack[on_stack:])
+            return
+        stack.append(item)
+        needs, loop = import_time_needs(item, by_name)
+        if loop:  # needs itself at import, through the helpers it calls
+            chain = [item]
+            for link in (by_name[name] for name in loop):
+                if all(link is not known for known in chain):
+                    chain.append(link)
+            cycles.append(chain)
+        for name in sorted(needs):
             if name in by_name and by_name[name] is not item:
                 visit(by_name[name])
+        stack.pop()
+        done.add(id(item))
         ordered.append(item)
 
     try:
         for item in items:
             visit(item)
     except RecursionError:  # a chain of thousands of constants: keep the notebook's order
-        return items
-    return ordered
+        return items, []
+    return ordered, cycles
+
+
+def _guard_cycles(module: str, items: list[_Item], cycles: list[list[_Item]]) -> list[_Item]:
+    """Wrap the span of each cycle in a ``try`` that turns the NameError it causes at import into a sentence
+    naming the cells (it changes nothing when the module imports: the analysis is conservative)."""
+    for cycle in cycles:
+        members = [i for i, item in enumerate(items) if any(item is c for c in cycle)]
+        if not members:
+            continue
+        first, last = min(members), max(members)
+        span = items[first:last + 1]
+        names = sorted({name for item in cycle for name in item.names})
+        labels = list(dict.fromkeys(item.label for item in cycle if item.label)) or ["the notebook"]
+        chain = " -> ".join(item.names[0] for item in cycle + cycle[:1])
+        message = (f"the definitions in {_cells(labels)} need each other when {module}.py is imported ({chain}, "
+                   f"through decorators, default values or base classes and the helpers they call), so no order "
+                   f"of them can work; call the helper inside the function instead")
+        try:
+            body = [node for item in span for node in ast.parse(item.text).body]
+        except SyntaxError:
+            continue
+        guard = ast.parse(f"try:\n    pass\nexcept NameError as _import_cycle:\n"
+                          f"    if _import_cycle.name in {tuple(names)!r}:\n"
+                          f"        raise ImportError({message!r}) from _import_cycle\n    raise\n")
+        guard.body[0].body = body
+        text = "\n".join(f"# from {label}" for label in labels) + "\n" + ast.unparse(guard)
+        merged = _Item(tuple(n for item in span for n in item.names), guard.body[0], text)
+        items = items[:first] + [merged] + items[last + 1:]
+    return items
+
+
+def _cells(labels: list[str]) -> str:
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
 
 
 def answers_toml(answers: Any) -> str:

@@ -1,4 +1,8 @@
-"""Hostile suite: scaled_dot_product_attention compared with the reference, plus one verify-only check."""
+"""Hostile suite: scaled_dot_product_attention compared with the reference, plus one verify-only check and one
+whose probe compares in the job (as tiny_gpt_training's does: two trained models told apart with torch.equal)."""
+
+import numpy
+import torch
 
 from autograder.probe import check
 
@@ -31,3 +35,14 @@ def _rows_sum_to_one(student, reference, ctx):
 def rows_sum_to_one(impl, ref, ctx):
     _, weights = impl.attention.scaled_dot_product_attention(*_inputs(ctx, 4, 7))
     return {"weights": weights}
+
+
+@check("attention", weight=1, description="outputs on different inputs differ (compared inside the job)")
+def compared_in_the_job(impl, ref, ctx):
+    first, _ = impl.attention.scaled_dot_product_attention(*_inputs(ctx, 3, 6))
+    second, _ = impl.attention.scaled_dot_product_attention(*_inputs(ctx, 3, 6))
+    return {"out": first, "torch.equal": torch.equal(first, second), "torch.allclose": torch.allclose(first, second),
+            "torch.isclose everywhere": bool(torch.isclose(first, second).all()),
+            "== everywhere": bool((first == second).all()), "!= anywhere": bool((first != second).any()),
+            "numpy.allclose": bool(numpy.allclose(first.numpy(), second.numpy())),
+            "numpy.array_equal": bool(numpy.array_equal(first.numpy(), second.numpy()))}

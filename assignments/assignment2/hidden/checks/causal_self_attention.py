@@ -15,8 +15,17 @@ The causality, mask-buffer and structure checks are gated on the values (probe.g
 
 import torch
 from _dropout_probe import dropout_verdict, one_hot_tokens, readable_value_weight
+from _layer_again import AGAIN, layer_called_again
 
-from autograder.probe import check, future_unchanged, gate_values, gate_values_of, gated, raised
+from autograder.probe import (
+    check,
+    future_unchanged,
+    gate_values,
+    gate_values_of,
+    gated,
+    raised,
+    same_as_fresh,
+)
 
 SHAPES = [  # (d_in, d_out, context_length, batch, n, bias)
     (4, 6, 8, 2, 5, False),
@@ -206,3 +215,9 @@ def large_scores(impl, ref, ctx):
             outputs[f"CausalSelfAttention({d_in}, {d_out}, {context_length}).eval()(large x of shape "
                     f"{(batch, n, d_in)})"] = layer(x)
     return outputs
+
+
+@check("causal_self_attention", weight=1, compare_reference=False, verify=same_as_fresh(WHAT), description=AGAIN)
+def called_again(impl, ref, ctx):
+    return layer_called_again(lambda: _layer(impl, ctx, 5, 3, 8), ctx, (2, 5, 5), (2, 8, 5),
+                              "CausalSelfAttention(5, 3, 8)")

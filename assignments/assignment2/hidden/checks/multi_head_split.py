@@ -14,8 +14,17 @@ ValueError checks are gated on the values (probe.gated): a layer that computes n
 
 import torch
 from _dropout_probe import dropout_verdict, one_hot_tokens, readable_value_weight
+from _layer_again import AGAIN, layer_called_again
 
-from autograder.probe import check, future_unchanged, gate_values, gate_values_of, gated, raised
+from autograder.probe import (
+    check,
+    future_unchanged,
+    gate_values,
+    gate_values_of,
+    gated,
+    raised,
+    same_as_fresh,
+)
 
 SHAPES = [  # (d_in, d_out, context_length, n_heads, batch, n, bias)
     (6, 12, 8, 3, 2, 5, False),
@@ -223,3 +232,9 @@ def large_scores(impl, ref, ctx):
             outputs[f"MultiHeadCausalAttention({d_in}, {d_out}, {context_length}, {n_heads}).eval()(large x of shape "
                     f"{(batch, n, d_in)})"] = layer(ctx.randn(batch, n, d_in, scale=LARGE_SCALE))
     return outputs
+
+
+@check("multi_head_split", weight=1, compare_reference=False, verify=same_as_fresh(WHAT), description=AGAIN)
+def called_again(impl, ref, ctx):
+    return layer_called_again(lambda: _layer(impl, ctx, 5, 6, 8, 3), ctx, (2, 5, 5), (2, 8, 5),
+                              "MultiHeadCausalAttention(5, 6, 8, 3)")

@@ -8,8 +8,17 @@ them.
 """
 
 import torch
+from _layer_again import AGAIN, layer_called_again
 
-from autograder.probe import check, future_unchanged, gate_values, gate_values_of, gated, raised
+from autograder.probe import (
+    check,
+    future_unchanged,
+    gate_values,
+    gate_values_of,
+    gated,
+    raised,
+    same_as_fresh,
+)
 
 SHAPES = [  # (d_in, d_out, context_length, n_heads, batch, n, bias)
     (6, 12, 8, 3, 2, 5, False),
@@ -137,3 +146,9 @@ def errors(impl, ref, ctx):
     outputs = {f"exception for MultiHeadCausalAttentionStacked(4, {d_out}, 6, {n_heads})": raised(
         lambda: build(4, d_out, 6, n_heads)) for d_out, n_heads in ((10, 4), (9, 2))}
     return {**outputs, **_gate(impl, ctx)}
+
+
+@check("multi_head_stacked", weight=1, compare_reference=False, verify=same_as_fresh(WHAT), description=AGAIN)
+def called_again(impl, ref, ctx):
+    return layer_called_again(lambda: _layer(impl, ctx, 5, 6, 8, 2), ctx, (2, 5, 5), (2, 8, 5),
+                              "MultiHeadCausalAttentionStacked(5, 6, 8, 2)")

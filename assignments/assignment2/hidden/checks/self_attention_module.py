@@ -8,8 +8,9 @@ The equivariance and structure checks are gated on the values (probe.gated).
 """
 
 import torch
+from _layer_again import AGAIN, layer_called_again
 
-from autograder.probe import check, gate_values, gate_values_of, gated
+from autograder.probe import check, gate_values, gate_values_of, gated, same_as_fresh
 
 SHAPES = [  # (d_in, d_out, batch, n)
     (4, 6, 2, 5),
@@ -112,3 +113,9 @@ def large_scores(impl, ref, ctx):
             outputs[f"SelfAttention({d_in}, {d_out})(large x of shape {(batch, n, d_in)})"] = \
                 layer(ctx.randn(batch, n, d_in, scale=LARGE_SCALE))
     return outputs
+
+
+@check("self_attention_module", weight=1, compare_reference=False, verify=same_as_fresh(WHAT), description=AGAIN)
+def called_again(impl, ref, ctx):
+    return layer_called_again(lambda: _layer(impl, ctx, 5, 4), ctx, (2, 6, 5), (2, 4, 5),
+                              "SelfAttention(5, 4)")

@@ -18,7 +18,7 @@ per call); without it the keys and values of the whole prefix are recomputed at 
 
 import torch
 
-from autograder.probe import check, rows_counter
+from autograder.probe import called_twice, check, rows_counter, same_as_fresh
 
 SHAPES = [  # (batch, n, dim, heads)
     (2, 7, 24, 3),   # head size 8 != n
@@ -233,3 +233,35 @@ def cached_keys_computed_once(impl, ref, ctx):
                    "values reused from earlier steps show)")
 def uncached_recomputes_prefix(impl, ref, ctx):
     return _versioned_outputs(impl.kv_cache.decode_without_cache, ref, ctx, "decode_without_cache")
+
+
+# State kept between calls: a cache on the layer that is never reset is right once and wrong on the next call.
+AGAIN_DIM, AGAIN_HEADS = 24, 3
+
+
+def _decoded_twice(decode, name, ref, ctx):
+    def fresh_layer():
+        ctx.seed_torch()
+        return ctx.init_module(ref.attention.MultiHeadAttention(AGAIN_DIM, AGAIN_HEADS))
+
+    def call(layer, tokens):
+        with torch.no_grad():
+            return decode(layer, tokens.clone())
+
+    first, other = ctx.randn(2, 7, AGAIN_DIM, scale=2.0), ctx.randn(2, 5, AGAIN_DIM, scale=2.0)
+    return called_twice(fresh_layer, call, {"tokens (2, 7, 24)": first, "other tokens (2, 5, 24)": other,
+                                            "the first tokens (2, 7, 24) again": first},
+                        what=f"{name}(MultiHeadAttention({AGAIN_DIM}, {AGAIN_HEADS}), tokens)")
+
+
+@check("kv_cache_decode", weight=2, compare_reference=False, verify=same_as_fresh("decode_with_cache"),
+       description="decode_with_cache called again on the same layer (other tokens, then the first ones) gives what "
+                   "it gives on a fresh layer: no cache survives from one call to the next")
+def cached_called_again(impl, ref, ctx):
+    return _decoded_twice(impl.kv_cache.decode_with_cache, "decode_with_cache", ref, ctx)
+
+
+@check("kv_cache_decode", weight=1, compare_reference=False, verify=same_as_fresh("decode_without_cache"),
+       description="decode_without_cache called again on the same layer gives what it gives on a fresh layer")
+def uncached_called_again(impl, ref, ctx):
+    return _decoded_twice(impl.kv_cache.decode_without_cache, "decode_without_cache", ref, ctx)

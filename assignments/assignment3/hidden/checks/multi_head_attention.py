@@ -14,7 +14,16 @@ the values (probe.gated): a layer that computes nothing cannot earn them.
 
 import torch
 
-from autograder.probe import check, future_unchanged, gate_values, gate_values_of, gated, raised
+from autograder.probe import (
+    called_twice,
+    check,
+    future_unchanged,
+    gate_values,
+    gate_values_of,
+    gated,
+    raised,
+    same_as_fresh,
+)
 
 SELF_SHAPES = [  # (dim, heads, batch, n): head size != dim, n != head size, a single token, odd lengths
     (12, 3, 2, 5),
@@ -246,3 +255,18 @@ def causal_large_scores(impl, ref, ctx):
             outputs[f"forward of {label}"] = layer(x, causal=True)
             outputs[f"attention_weights of {label}"] = layer.attention_weights(x, causal=True)
     return outputs
+
+
+def _forward_and_weights(layer, x):
+    with torch.no_grad():
+        return [layer(x), layer(x, causal=True), layer.attention_weights(x)]
+
+
+@check("multi_head_attention", weight=1, compare_reference=False, verify=same_as_fresh(WHAT),
+       description="a layer called again (another length, then the first input) gives what a fresh layer gives: "
+                   "nothing kept on the layer from one call changes the next")
+def called_again(impl, ref, ctx):
+    first = ctx.randn(2, 5, 12)
+    return called_twice(lambda: _layer(impl, ctx, 12, 3), _forward_and_weights,
+                        {"x (2, 5, 12)": first, "x (2, 8, 12)": ctx.randn(2, 8, 12), "the first x again": first},
+                        what="MultiHeadAttention(12, 3): forward, causal forward and attention_weights")

@@ -14,7 +14,7 @@ nothing cannot earn them.
 import torch
 from torch import nn
 
-from autograder.probe import check, gate_values, gate_values_of, gated
+from autograder.probe import called_twice, check, gate_values, gate_values_of, gated, same_as_fresh
 
 SIZES = [  # (vocab, dim, heads, depth): the defaults, and sizes where vocab, dim, heads and depth all differ
     (10, 64, 4, 2),
@@ -219,3 +219,19 @@ def large_magnitudes(impl, ref, ctx):
         outputs[f"{label}: attention_maps for ids of shape {(batch, n)}"] = \
             list(maps) if isinstance(maps, (list, tuple)) else maps
     return outputs
+
+
+def _logits_and_maps(model, ids):
+    with torch.no_grad():
+        maps = model.attention_maps(ids)
+        return [model(ids)] + (list(maps) if isinstance(maps, (list, tuple)) else [maps])
+
+
+@check("tiny_gpt", weight=1, compare_reference=False, verify=same_as_fresh(WHAT),
+       description="a model called again (forward and attention_maps; another length, then the first ids) gives what "
+                   "a fresh model gives: nothing kept on the model from one call changes the next")
+def called_again(impl, ref, ctx):
+    first = ctx.randint(0, 13, (2, 10))
+    return called_twice(lambda: _model(impl, ctx, 13, 24, 3, 2), _logits_and_maps,
+                        {"ids (2, 10)": first, "ids (3, 6)": ctx.randint(0, 13, (3, 6)), "the first ids again": first},
+                        what="TinyGPT(13, 24, 3, 2): logits and attention_maps")

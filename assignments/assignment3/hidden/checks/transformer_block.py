@@ -16,7 +16,7 @@ computes nothing cannot earn them.
 
 import torch
 
-from autograder.probe import check, future_unchanged, gate_values, gate_values_of, gated
+from autograder.probe import called_twice, check, future_unchanged, gate_values, gate_values_of, gated, same_as_fresh
 
 SHAPES = [  # (dim, heads, mlp_ratio, batch, n)
     (16, 4, 2, 2, 5),
@@ -208,3 +208,20 @@ def gradients(impl, ref, ctx):
     grads = (torch.autograd.grad(loss, [x] + [named[name] for name in names], allow_unused=True)
              if loss.requires_grad else [None] * (1 + len(names)))
     return {f"gradient reaching {name}": grad for name, grad in zip(["x"] + names, grads)}
+
+
+def _causal(block, x):
+    """One causal forward per call (a plain and a causal forward in one call would hide a memoised sublayer behind
+    the mistake of ignoring causal=True)."""
+    with torch.no_grad():
+        return block(x.clone(), causal=True)
+
+
+@check("transformer_block", weight=1, compare_reference=False, verify=same_as_fresh(WHAT),
+       description="a block called again (another length, then the first input) gives what a fresh block gives: "
+                   "nothing kept on the block from one call changes the next")
+def called_again(impl, ref, ctx):
+    first = ctx.randn(2, 6, 12)
+    return called_twice(lambda: _block(impl, ctx, 12, 3, 2), _causal,
+                        {"x (2, 6, 12)": first, "x (2, 4, 12)": ctx.randn(2, 4, 12), "the first x again": first},
+                        what="TransformerBlock(12, 3, mlp_ratio=2) with causal=True")
