@@ -25,14 +25,15 @@ def check(assignment: str, path: Path | None, tasks: tuple[str, ...], verbose: b
     the quiz answers' format."""
     from autograder.public.notebook import checked_work
     from autograder.public.outcome import CheckOutcome
-    from autograder.public.render import Printer
+    from autograder.public.render import Printer, terminal_invocation
     from autograder.public.runner import run_public_tests, select_tasks
 
     spec = assignment_named(assignment)
     selected = select_tasks(spec, tasks)
     with checked_work(spec, path, show_extracted) as (package, notebook, notes):
         click.echo("".join(f"note: {note}\n" for note in notes), nl=False)
-        printer = Printer(spec, lambda text: click.echo(text, nl=False), verbose=verbose)
+        invocation = terminal_invocation(spec, None if path is None else str(path), notebook is not None, tasks)
+        printer = Printer(spec, lambda text: click.echo(text, nl=False), verbose=verbose, invocation=invocation)
         printer.header(CheckOutcome(package=notebook or package))
         outcome = run_public_tests(spec, package, selected=selected, listener=printer)
     if show_extracted is not None and notebook is not None:

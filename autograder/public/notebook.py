@@ -105,7 +105,7 @@ def notebook_extraction(assignment: Assignment, path: Path | None = None) -> Ext
 
 
 def check_notebook(assignment: str, task: str | None = None, path: str | Path | None = None,
-                   show_extracted: str | Path | None = None) -> Any:
+                   show_extracted: str | Path | None = None, verbose: bool = False) -> Any:
     """Run the public tests (one task's, or all) on this notebook's definitions and print the table.
 
     The definitions are extracted exactly as the grader extracts them, into a temporary package, and tested
@@ -116,10 +116,12 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
         task: A task id, or ``"quiz"`` for the format of ``ANSWERS``; all tasks when None.
         path: A saved notebook file to check instead of the cells this kernel ran.
         show_extracted: A folder to write the extracted package files into, to see what the grader sees.
+        verbose: Also print pytest's full output of each failing test.
 
     Returns:
         The check outcome (``grader check``'s ``CheckOutcome``); end the cell with ``;`` to hide it.
     """
+    from autograder.public.invocation import Invocation
     from autograder.public.outcome import CheckOutcome
     from autograder.public.render import Printer
     from autograder.public.runner import run_public_tests
@@ -130,7 +132,9 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
     if task is not None and not quiz_only and task not in spec.task_ids:
         raise NotebookError(f"no task {task!r} in {spec.name} (tasks: {', '.join(spec.task_ids)})")
     extraction = notebook_extraction(spec, Path(path) if path is not None else None)
-    printer = Printer(spec, lambda text: print(text, end=""))
+    invocation = Invocation(spec.name, path=None if path is None else str(path), cell=True, notebook=True,
+                            tasks=() if task is None else (task,), quiz_task=spec.quiz.task_id if spec.quiz else "")
+    printer = Printer(spec, lambda text: print(text, end=""), verbose=verbose, invocation=invocation)
     printer.header(CheckOutcome(package=Path(path) if path is not None else Path("this notebook")))
     with tempfile.TemporaryDirectory(prefix="check-notebook-") as scratch:
         package = write_package(extraction, Path(scratch) / spec.package)

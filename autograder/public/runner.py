@@ -24,7 +24,7 @@ from autograder.errors import GraderError
 from autograder.public.hints import add_dependency_hints
 from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskResult, TestResult
 from autograder.spec.assignment import Assignment
-from autograder.spec.quiz import check_format, load_questions, read_answers
+from autograder.spec.quiz import NO_ANSWER, check_format, load_questions, read_answers
 from autograder.submission.package import find_package
 from autograder.util.paths import PACKAGE_ROOT
 
@@ -399,10 +399,13 @@ def _check_quiz(assignment: Assignment, package: Path, outcome: CheckOutcome) ->
     outcome.quiz_questions = len(questions)
     outcome.quiz_checked = True
     if problem:
+        outcome.quiz_missing = not (package / assignment.quiz.answers_file).is_file()
         outcome.quiz_problems.append(problem)
         return
     for verdict in check_format(questions, answers):
         if verdict.valid:
             outcome.quiz_answered += 1
+        elif verdict.message == NO_ANSWER:  # said in one line for all of them (see render.quiz_lines)
+            outcome.quiz_unanswered.append(verdict.question)
         else:
             outcome.quiz_problems.append(f"{verdict.question}: {verdict.message}")

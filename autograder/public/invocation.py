@@ -1,0 +1,69 @@
+"""How the student ran a check (a terminal command with the path they typed, or a notebook cell): the one place
+that words the commands and places ``grader check``'s messages suggest, in the form the student can use."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass
+
+from autograder.submission.notebook.collect import ANSWERS_NAME
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """The context of one check, as the student started it.
+
+    Attributes:
+        assignment: The assignment's name, as typed.
+        path: The path the student gave (``../work2``, ``work.ipynb``), exactly as typed; None when they gave none.
+        cell: True for ``check_notebook(...)`` (a notebook cell), False for the ``grader check`` command.
+        notebook: The work is a notebook (the quiz's answers are its ``ANSWERS`` cell, not a file).
+        tasks: The tasks asked for (empty: every task).
+        answers_file: The package's answers file (``answers.toml``), for work that is a package.
+        quiz_task: The quiz's task id (``quiz``), or "" without a quiz.
+    """
+
+    assignment: str
+    path: str | None = None
+    cell: bool = False
+    notebook: bool = False
+    tasks: tuple[str, ...] = ()
+    answers_file: str = ""
+    quiz_task: str = ""
+
+    def command(self, task: str | None = None, verbose: bool = False) -> str:
+        """The check to run next, in the student's own form: the same path, a cell's call in a notebook.
+
+        Args:
+            task: One task to check (None: every task).
+            verbose: Ask for pytest's full output of each failing test.
+        """
+        if self.cell:
+            args = [json.dumps(self.assignment)]
+            args += [f"task={json.dumps(task)}"] if task else []
+            args += [f"path={json.dumps(self.path)}"] if self.path else []
+            args += ["verbose=True"] if verbose else []
+            return f"check_notebook({', '.join(args)})"
+        words = ["grader", "check", self.assignment] + ([self.path] if self.path else [])
+        words += ["--task", task] if task else []
+        words += ["--verbose"] if verbose else []
+        return " ".join(shlex.quote(word) for word in words)
+
+    def rerun(self, task: str | None = None, verbose: bool = False) -> str:
+        """What to do to check again: re-run the task's check cell in a notebook, run the command in a terminal."""
+        call = f"`{self.command(task, verbose)}`"
+        if not self.cell:
+            return f"run {call}"
+        return f"re-run {'its check cell' if task else 'the final check cell'} ({call})"
+
+    @property
+    def answers_place(self) -> str:
+        """Where the quiz's answers are written: the notebook's ``ANSWERS`` cell, or the package's answers file."""
+        return f"the `{ANSWERS_NAME}` cell" if self.notebook else self.answers_file
+
+    @property
+    def shows_quiz(self) -> bool:
+        """Whether this check reports the quiz: always in a terminal; in a notebook, only the quiz's own check
+        cell and the final one (a per-task cell run before the quiz was reached has nothing to say about it)."""
+        return not self.cell or not self.tasks or self.quiz_task in self.tasks
