@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from autograder.authoring.dependencies import notebook_requirements, runtime_requirements
 from autograder.authoring.readme import Step, order_steps, read_student_readme, sentences_naming
 from autograder.errors import TemplateError
 from autograder.spec.assignment import Assignment
@@ -15,7 +16,6 @@ from autograder.submission.notebook.collect import ANSWERS_NAME
 from autograder.submission.notebook.layout import parse_layout
 from autograder.util.paths import display_path
 
-SETUP_DEPENDENCIES = ("torch", "numpy", "click", "safetensors", "pytest")
 
 GRADING_NOTE = """## How this notebook is graded
 
@@ -41,7 +41,9 @@ figures of the course notes from your numbers, with notes saying what each pictu
 them to a page beside this notebook; like the checks, it says nothing about the hidden tests.
 """
 
-SETUP_CELL = '''# Setup: run this cell first. It makes the checker importable, installing with pip only what is missing.
+SETUP_CELL = '''# Setup: run this cell first. It makes the checker importable and installs with pip only what is missing
+# (never torch: this kernel must already have the course's torch).
+import importlib
 import importlib.util
 import subprocess
 import sys
@@ -49,6 +51,11 @@ import zipfile
 from pathlib import Path
 
 RELEASE = "{release}"  # the student release: a folder or a .zip beside this notebook (on Colab, upload it)
+# What `check` and `show` import: (module, what pip installs, needed only below this Python version)
+NEEDED = {needed}
+if importlib.util.find_spec("torch") is None:
+    raise ModuleNotFoundError("torch is not installed in this kernel: choose the course's kernel, or install "
+                              "{torch} (its CPU build) and restart the kernel")
 if importlib.util.find_spec("autograder") is None:
     places = [Path.cwd(), Path.cwd().parent]
     folders = [p / RELEASE for p in places if (p / RELEASE / "autograder").is_dir()]
@@ -60,13 +67,24 @@ if importlib.util.find_spec("autograder") is None:
     if not folders:
         raise FileNotFoundError(f"The checker is not installed and neither {{RELEASE}}/ nor {{RELEASE}}.zip is "
                                 f"beside this notebook: put the student release there and run this cell again.")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "-e", str(folders[0])])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "-e", str(folders[0])], check=True)
     sys.path.insert(0, str(folders[0].resolve()))  # this kernel started before the install
-missing = [name for name in {dependencies!r} if importlib.util.find_spec(name) is None]
+missing = [pip for module, pip, below in NEEDED
+           if (below is None or sys.version_info < below) and importlib.util.find_spec(module) is None]
 if missing:  # Colab and course images have most of these; nothing present is ever reinstalled
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", *missing], check=True)
+    importlib.invalidate_caches()  # this kernel's import system has not seen the new packages yet
 
 from autograder.public.notebook import check_notebook'''
+
+
+def setup_cell(assignment: Assignment) -> str:
+    """The notebook's setup cell: the student release made importable, and every runtime dependency of ``check``
+    and ``show`` installed when missing (torch never: see dependencies.KERNEL_PROVIDED)."""
+    needed = [(r.import_name, r.text, r.python_below) for r in notebook_requirements()]
+    torch = next((r.text for r in runtime_requirements() if r.name.lower() == "torch"), "torch")
+    rows = "".join(f"\n    {entry!r}," for entry in needed)
+    return SETUP_CELL.format(release=f"{assignment.name}-student", needed=f"[{rows}\n]", torch=torch)
 
 
 def notebook_path(assignment: Assignment) -> Path:
@@ -93,7 +111,7 @@ def render_notebook(assignment: Assignment, template: dict[str, bytes]) -> str:
     head, steps, tail = order_steps(assignment, readme.order)
     builder.markdown(readme.intro, "intro")
     builder.markdown(GRADING_NOTE.format(package=assignment.package, answers=ANSWERS_NAME), "grading")
-    builder.code(SETUP_CELL.format(release=f"{assignment.name}-student", dependencies=SETUP_DEPENDENCIES), "setup")
+    builder.code(setup_cell(assignment), "setup")
     for title, text in readme.others:
         builder.markdown(text, _slug(title))
     if readme.order:
