@@ -124,26 +124,23 @@ def _expected_exception(test_file: Path, lineno: int) -> str | None:
 
 def _numpy_for_tensor(entry: Any, test_file: Path, statement: str, message: str) -> str:
     """'f returned a numpy.ndarray; return a torch.Tensor' when a test that works with tensors got a NumPy array
-    ('' otherwise): said plainly instead of ``assert dtype('bool') == torch.bool`` or torch's TypeError."""
+    from the code under test ('' otherwise): said plainly instead of ``assert dtype('bool') == torch.bool`` or
+    torch's TypeError. An array the test made itself (``np.zeros``) is not the student's doing."""
     if "torch" not in statement and "torch" not in message:
         return ""
-    names = _names(statement)
     try:
         local = entry.frame.f_locals if entry is not None else {}
     except Exception:  # noqa: BLE001 - a frame without locals
         local = {}
-    arrays = [name for name in names if _is_numpy(local.get(name))]
-    if not arrays and not _NUMPY_NOT_TENSOR.search(message):
-        return ""
-    name = arrays[0] if arrays else ""
-    producer = _producer(test_file, entry.lineno + 1 if entry is not None else 0, name) if name else ""
-    if not producer and not name:
-        producer = next((call for call in _calls(statement) if not call.startswith(("torch", "np.", "numpy"))), "")
-    who = producer or name or "your function"
-    verb = "returned" if producer or not name else "is"
-    return f"{who} {verb} a numpy.ndarray; return a torch.Tensor"
+    lineno = entry.lineno + 1 if entry is not None else 0
+    producers = [_producer(test_file, lineno, name) for name in _names(statement) if _is_numpy(local.get(name))]
+    producer = next((p for p in producers if p and not p.startswith(_LIBRARIES)), "")
+    if not producer and _NUMPY_NOT_TENSOR.search(message):  # the student's result went straight into torch
+        producer = next((call for call in _calls(statement) if not call.startswith(_LIBRARIES)), "your function")
+    return f"{producer} returned a numpy.ndarray; return a torch.Tensor" if producer else ""
 
 
+_LIBRARIES = ("torch", "np.", "numpy", "pytest")
 _NUMPY_NOT_TENSOR = re.compile(r"numpy\.ndarray'?>? and <class 'torch\.Tensor|Tensor, not numpy\.ndarray")
 
 

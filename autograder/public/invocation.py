@@ -32,30 +32,33 @@ class Invocation:
     answers_file: str = ""
     quiz_task: str = ""
 
-    def command(self, task: str | None = None, verbose: bool = False) -> str:
+    def command(self, tasks: tuple[str, ...] = (), verbose: bool = False) -> str:
         """The check to run next, in the student's own form: the same path, a cell's call in a notebook.
 
         Args:
-            task: One task to check (None: every task).
+            tasks: The tasks to check (empty: every task; a notebook cell checks one).
             verbose: Ask for pytest's full output of each failing test.
         """
         if self.cell:
             args = [json.dumps(self.assignment)]
-            args += [f"task={json.dumps(task)}"] if task else []
+            args += [f"task={json.dumps(tasks[0])}"] if tasks else []
             args += [f"path={json.dumps(self.path)}"] if self.path else []
             args += ["verbose=True"] if verbose else []
             return f"check_notebook({', '.join(args)})"
         words = ["grader", "check", self.assignment] + ([self.path] if self.path else [])
-        words += ["--task", task] if task else []
+        words += [word for task in tasks for word in ("--task", task)]
         words += ["--verbose"] if verbose else []
         return " ".join(shlex.quote(word) for word in words)
 
-    def rerun(self, task: str | None = None, verbose: bool = False) -> str:
-        """What to do to check again: re-run the task's check cell in a notebook, run the command in a terminal."""
-        call = f"`{self.command(task, verbose)}`"
-        if not self.cell:
-            return f"run {call}"
-        return f"re-run {'its check cell' if task else 'the final check cell'} ({call})"
+    def rerun(self, task: str, verbose: bool = False) -> str:
+        """How to check one task again: re-run its check cell in a notebook, run the command in a terminal."""
+        call = f"`{self.command((task,), verbose)}`"
+        return f"re-run its check cell ({call})" if self.cell else f"run {call}"
+
+    def again(self) -> str:
+        """How to run this very check again: this cell, or the command as typed."""
+        call = f"`{self.command(self.tasks[:1] if self.cell else self.tasks)}`"
+        return f"re-run this cell ({call})" if self.cell else f"run {call} again"
 
     @property
     def answers_place(self) -> str:

@@ -173,7 +173,7 @@ def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocat
     for problem in outcome.imports:
         if not problem.cause:
             where = f"{problem.file or problem.module + '.py'}" + (f", line {problem.line}" if problem.line else "")
-            return f"Next: fix {where} (it cannot be imported), then {invocation.rerun()} again."
+            return f"Next: fix {where} (it cannot be imported), then {invocation.again()}."
     for result in outcome.tasks:
         if result.status == "failed":
             return (f"Next: fix {result.task}, the first failing task in the README's order, then "
@@ -182,12 +182,12 @@ def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocat
             return (f"Next: implement {result.task}, the first task in the README's order not done yet, then "
                     f"{invocation.rerun(result.task)}.")
         if result.status == "did not run":
-            return f"Next: {invocation.rerun(result.task)} again: its tests did not run."
+            return f"Next: {invocation.again()}: the tests of {result.task} did not run."
     if invocation.shows_quiz and (outcome.quiz_problems or outcome.quiz_unanswered):
         return (f"Next: answer the quiz in {invocation.answers_place} (the lines above say what is missing), then "
-                f"{invocation.rerun(invocation.quiz_task or None)}.")
+                f"{invocation.rerun(invocation.quiz_task)}.")
     if outcome.crashed:
-        return f"Next: read the error above, then {invocation.rerun()} again."
+        return f"Next: read the error above, then {invocation.again()}."
     if invocation.tasks and invocation.tasks != (invocation.quiz_task,):
         return f"Next: the public tests of {', '.join(invocation.tasks)} pass; go on with the next task."
     return "Next: every public test passes; submit when you are ready."
