@@ -16,7 +16,6 @@ from autograder.submission.notebook.collect import ANSWERS_NAME
 from autograder.submission.notebook.layout import parse_layout
 from autograder.util.paths import display_path
 
-
 GRADING_NOTE = """## How this notebook is graded
 
 This notebook is generated from the same source as the `{package}/` package; you may work in either. Write

@@ -23,16 +23,17 @@ def check(assignment: str, path: Path | None, tasks: tuple[str, ...], verbose: b
           show_extracted: Path | None) -> None:
     """Run the public tests on your work (default: ./ASSIGNMENT; a package, a zip or a .ipynb notebook) and check
     the quiz answers' format."""
+    from autograder.public.invocation import Invocation
     from autograder.public.notebook import checked_work
     from autograder.public.outcome import CheckOutcome
-    from autograder.public.render import Printer, terminal_invocation
+    from autograder.public.render import Printer
     from autograder.public.runner import run_public_tests, select_tasks
 
     spec = assignment_named(assignment)
     selected = select_tasks(spec, tasks)
     with checked_work(spec, path, show_extracted) as (package, notebook, notes):
         click.echo("".join(f"note: {note}\n" for note in notes), nl=False)
-        invocation = terminal_invocation(spec, None if path is None else str(path), notebook is not None, tasks)
+        invocation = Invocation.of(spec, None if path is None else str(path), notebook=notebook is not None, tasks=tasks)
         printer = Printer(spec, lambda text: click.echo(text, nl=False), verbose=verbose, invocation=invocation)
         printer.header(CheckOutcome(package=notebook or package))
         outcome = run_public_tests(spec, package, selected=selected, listener=printer)

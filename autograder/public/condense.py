@@ -180,9 +180,10 @@ def _producer(test_file: Path, lineno: int, name: str) -> str:
         return ""
     found, latest = "", 0
     for node in ast.walk(functions[-1]):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and latest < node.lineno < lineno:
-            if any(isinstance(t, ast.Name) and t.id == name for target in node.targets for t in ast.walk(target)):
-                found, latest = ast.unparse(node.value.func), node.lineno
+        assigned = isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and latest < node.lineno < lineno
+        if assigned and any(isinstance(t, ast.Name) and t.id == name for target in node.targets
+                            for t in ast.walk(target)):
+            found, latest = ast.unparse(node.value.func), node.lineno
     return found
 
 

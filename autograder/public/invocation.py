@@ -7,6 +7,7 @@ import json
 import shlex
 from dataclasses import dataclass
 
+from autograder.spec.assignment import Assignment
 from autograder.submission.notebook.collect import ANSWERS_NAME
 
 
@@ -31,6 +32,14 @@ class Invocation:
     tasks: tuple[str, ...] = ()
     answers_file: str = ""
     quiz_task: str = ""
+
+    @classmethod
+    def of(cls, assignment: Assignment, path: str | None = None, cell: bool = False, notebook: bool = False,
+           tasks: tuple[str, ...] = ()) -> Invocation:
+        """The context of one check of ``assignment`` (``grader check`` when ``cell`` is False)."""
+        quiz = assignment.quiz
+        return cls(assignment.name, path=path, cell=cell, notebook=notebook or cell, tasks=tasks,
+                   answers_file=quiz.answers_file if quiz else "", quiz_task=quiz.task_id if quiz else "")
 
     def command(self, tasks: tuple[str, ...] = (), verbose: bool = False) -> str:
         """The check to run next, in the student's own form: the same path, a cell's call in a notebook.

@@ -132,8 +132,7 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
     if task is not None and not quiz_only and task not in spec.task_ids:
         raise NotebookError(f"no task {task!r} in {spec.name} (tasks: {', '.join(spec.task_ids)})")
     extraction = notebook_extraction(spec, Path(path) if path is not None else None)
-    invocation = Invocation(spec.name, path=None if path is None else str(path), cell=True, notebook=True,
-                            tasks=() if task is None else (task,), quiz_task=spec.quiz.task_id if spec.quiz else "")
+    invocation = Invocation.of(spec, None if path is None else str(path), cell=True, tasks=() if task is None else (task,))
     printer = Printer(spec, lambda text: print(text, end=""), verbose=verbose, invocation=invocation)
     printer.header(CheckOutcome(package=Path(path) if path is not None else Path("this notebook")))
     with tempfile.TemporaryDirectory(prefix="check-notebook-") as scratch:

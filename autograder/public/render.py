@@ -36,7 +36,7 @@ class Printer:
         self.assignment = assignment
         self.write = write
         self.verbose = verbose
-        self.invocation = invocation or terminal_invocation(assignment)
+        self.invocation = invocation or Invocation.of(assignment)
         self.printed: set[str] = set()
         self.imports_printed = False
         self.width = max([len(t.id) for t in assignment.tasks] + [8])
@@ -116,17 +116,9 @@ def task_lines(result: PublicTaskResult, width: int, verbose: bool = False) -> l
     return lines
 
 
-def terminal_invocation(assignment: Assignment, path: str | None = None, notebook: bool = False,
-                        tasks: tuple[str, ...] = ()) -> Invocation:
-    """The context of ``grader check ASSIGNMENT [PATH] [--task ...]`` typed in a terminal."""
-    return Invocation(assignment.name, path=path, notebook=notebook, tasks=tasks,
-                      answers_file=assignment.quiz.answers_file if assignment.quiz else "",
-                      quiz_task=assignment.quiz.task_id if assignment.quiz else "")
-
-
 def footer(assignment: Assignment, outcome: CheckOutcome, invocation: Invocation | None = None) -> list[str]:
     """The quiz's format check, the reminder about hidden tests, and what to do next."""
-    invocation = invocation or terminal_invocation(assignment)
+    invocation = invocation or Invocation.of(assignment)
     lines: list[str] = []
     if outcome.crashed:
         lines += ["", f"error: {outcome.crashed}"]
@@ -141,8 +133,8 @@ def footer(assignment: Assignment, outcome: CheckOutcome, invocation: Invocation
 def quiz_lines(outcome: CheckOutcome, invocation: Invocation) -> list[str]:
     """The quiz's format: how many answers are well-formed, the unanswered questions in one line, each other
     problem on its own line."""
-    lines = [f"quiz: {outcome.quiz_answered} of {outcome.quiz_questions} answers well-formed "
-             "(format only; answers are graded at grading time)"]
+    lines = [(f"quiz: {outcome.quiz_answered} of {outcome.quiz_questions} answers well-formed "
+              "(format only; answers are graded at grading time)")]
     if outcome.quiz_missing and invocation.notebook:
         ran = "run yet" if invocation.cell and not invocation.path else "found in the notebook"
         return lines + [f"  - no `{ANSWERS_NAME}` cell {ran}: fill it in and run it"]
@@ -169,7 +161,7 @@ def id_ranges(ids: list[str]) -> str:
 
 def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocation | None = None) -> str:
     """The one thing to do next: the first problem in the README's order, worded for where the student works."""
-    invocation = invocation or terminal_invocation(assignment)
+    invocation = invocation or Invocation.of(assignment)
     for problem in outcome.imports:
         if not problem.cause:
             where = f"{problem.file or problem.module + '.py'}" + (f", line {problem.line}" if problem.line else "")

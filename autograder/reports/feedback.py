@@ -167,8 +167,9 @@ def task_lead(task: dict[str, Any]) -> str:
 
 
 def _task_section(task: dict[str, Any]) -> list[str]:
-    lines = ["", f"## {_text(task.get('title', task['id']))}: {task['score']:g} / {task['max_score']:g} "
-                 f"({_text(task.get('status', ''))})", "", _text(task_lead(task)), ""]
+    heading = (f"## {_text(task.get('title', task['id']))}: {task['score']:g} / {task['max_score']:g} "
+               f"({_text(task.get('status', ''))})")
+    lines = ["", heading, "", _text(task_lead(task)), ""]
     for check in task_lines(task):
         line = f"- \\[{_text(check.status)}\\] {_text(check.description)}"
         lines.append(line + (f": {_text(check.message)}" if check.message else ""))

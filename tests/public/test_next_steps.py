@@ -21,8 +21,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 # per assignment: the first task, and a wrong definition of its function (cell text)
 WRONG = {
-    "assignment3": ("causal_mask", "def causal_mask(n):\n    import numpy as np\n\n"
-                                   "    return np.triu(np.ones((n, n), dtype=bool), k=1)"),
+    "assignment3": ("causal_mask", ("def causal_mask(n):\n    import numpy as np\n\n"
+                                    "    return np.triu(np.ones((n, n), dtype=bool), k=1)")),
     "assignment2": ("softmax", "def softmax(x, axis=-1):\n    return x * 1.0"),
 }
 
@@ -30,7 +30,7 @@ WRONG = {
 def run_check(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.run([sys.executable, "-m", "autograder.cli", "check", *args], capture_output=True, text=True,
-                          timeout=600, cwd=cwd, env=env)
+                          timeout=600, cwd=cwd, env=env, check=False)
 
 
 def next_line(output: str) -> str:
