@@ -79,8 +79,9 @@ def test_a_notebook_path_is_repeated_and_its_answers_are_the_answers_cell(tmp_pa
 
 
 def _small_notebook(name: str) -> dict:
-    """The generated notebook cut to: setup, the first task's module setup, its stub (filled wrongly) and check
-    cell, the quiz's ANSWERS and check cells, and the final check (the rest of the tasks are not run)."""
+    """The generated notebook cut to: setup, the first task's module setup, its stub (filled wrongly), its check
+    cell and the call its Next line suggests, the quiz's ANSWERS and check cells, and the final check (the rest of
+    the tasks are not run)."""
     task, wrong = WRONG[name]
     spec = load_assignment(name)
     notebook = json.loads(notebook_path(spec).read_text())
@@ -90,6 +91,10 @@ def _small_notebook(name: str) -> dict:
     for cell in notebook["cells"]:
         if cell["id"].endswith(f"{task}-{task}"):
             cell["source"] = wrong
+    check = next(n for n, c in enumerate(notebook["cells"]) if c["id"].endswith(f"check-{task}"))
+    suggested = {"cell_type": "code", "id": "c999-suggested", "metadata": {}, "outputs": [], "execution_count": None,
+                 "source": f'check_notebook("{name}", task="{task}", verbose=True);'}  # what the Next line says
+    notebook["cells"].insert(check + 1, suggested)
     return notebook
 
 
@@ -113,6 +118,8 @@ def test_check_cells_name_the_cell_to_rerun_and_only_the_quiz_cells_speak_of_the
                                    f"shows pytest's full output.")
     if name == "assignment3":
         assert "causal_mask returned a numpy.ndarray; return a torch.Tensor" in per_task
+
+    assert "--- pytest's output of" in outputs["suggested"] and "quiz" not in outputs["suggested"].lower()
 
     quiz = outputs["check-quiz"]
     assert "questions not answered yet: q1–" in quiz and "answers.toml" not in quiz, quiz
