@@ -180,6 +180,8 @@ def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocat
                 f"{invocation.rerun(invocation.quiz_task)}.")
     if outcome.crashed:
         return f"Next: read the error above, then {invocation.again()}."
-    if invocation.tasks and invocation.tasks != (invocation.quiz_task,):
+    if invocation.tasks == (invocation.quiz_task,):
+        return "Next: every answer is well-formed; the quiz is graded at grading time."
+    if invocation.tasks:
         return f"Next: the public tests of {', '.join(invocation.tasks)} pass; go on with the next task."
     return "Next: every public test passes; submit when you are ready."
