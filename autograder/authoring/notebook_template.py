@@ -7,17 +7,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from autograder.authoring.template import STUDENT_README, render_template
+from autograder.authoring.dependencies import notebook_requirements, runtime_requirements
+from autograder.authoring.readme import Step, order_steps, read_student_readme, sentences_naming
 from autograder.errors import TemplateError
 from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import load_questions
 from autograder.submission.notebook.collect import ANSWERS_NAME
 from autograder.submission.notebook.layout import parse_layout
 from autograder.util.paths import display_path
-
-_ITEM = re.compile(r"^\d+\.\s", re.MULTILINE)
-_TICKED = re.compile(r"`([^`]+)`")
-SETUP_DEPENDENCIES = ("torch", "numpy", "click", "safetensors", "pytest")
 
 GRADING_NOTE = """## How this notebook is graded
 
@@ -43,7 +40,9 @@ figures of the course notes from your numbers, with notes saying what each pictu
 them to a page beside this notebook; like the checks, it says nothing about the hidden tests.
 """
 
-SETUP_CELL = '''# Setup: run this cell first. It makes the checker importable, installing with pip only what is missing.
+SETUP_CELL = '''# Setup: run this cell first. It makes the checker importable and installs with pip only what is missing
+# (never torch: this kernel must already have the course's torch).
+import importlib
 import importlib.util
 import subprocess
 import sys
@@ -51,6 +50,11 @@ import zipfile
 from pathlib import Path
 
 RELEASE = "{release}"  # the student release: a folder or a .zip beside this notebook (on Colab, upload it)
+# What `check` and `show` import: (module, what pip installs, needed only below this Python version)
+NEEDED = {needed}
+if importlib.util.find_spec("torch") is None:
+    raise ModuleNotFoundError("torch is not installed in this kernel: choose the course's kernel, or install "
+                              "{torch} (its CPU build) and restart the kernel")
 if importlib.util.find_spec("autograder") is None:
     places = [Path.cwd(), Path.cwd().parent]
     folders = [p / RELEASE for p in places if (p / RELEASE / "autograder").is_dir()]
@@ -62,13 +66,24 @@ if importlib.util.find_spec("autograder") is None:
     if not folders:
         raise FileNotFoundError(f"The checker is not installed and neither {{RELEASE}}/ nor {{RELEASE}}.zip is "
                                 f"beside this notebook: put the student release there and run this cell again.")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "-e", str(folders[0])])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "-e", str(folders[0])], check=True)
     sys.path.insert(0, str(folders[0].resolve()))  # this kernel started before the install
-missing = [name for name in {dependencies!r} if importlib.util.find_spec(name) is None]
+missing = [pip for module, pip, below in NEEDED
+           if (below is None or sys.version_info < below) and importlib.util.find_spec(module) is None]
 if missing:  # Colab and course images have most of these; nothing present is ever reinstalled
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", *missing], check=True)
+    importlib.invalidate_caches()  # this kernel's import system has not seen the new packages yet
 
 from autograder.public.notebook import check_notebook'''
+
+
+def setup_cell(assignment: Assignment) -> str:
+    """The notebook's setup cell: the student release made importable, and every runtime dependency of ``check``
+    and ``show`` installed when missing (torch never: see dependencies.KERNEL_PROVIDED)."""
+    needed = [(r.import_name, r.text, r.python_below) for r in notebook_requirements()]
+    torch = next((r.text for r in runtime_requirements() if r.name.lower() == "torch"), "torch")
+    rows = "".join(f"\n    {entry!r}," for entry in needed)
+    return SETUP_CELL.format(release=f"{assignment.name}-student", needed=f"[{rows}\n]", torch=torch)
 
 
 def notebook_path(assignment: Assignment) -> Path:
@@ -76,12 +91,12 @@ def notebook_path(assignment: Assignment) -> Path:
     return assignment.template.parent / f"{assignment.name}.ipynb"
 
 
-def render_notebook(assignment: Assignment, template: dict[str, bytes] | None = None) -> str:
+def render_notebook(assignment: Assignment, template: dict[str, bytes]) -> str:
     """The student notebook's text (nbformat 4 JSON), built from the template's files and the student README.
 
     Args:
         assignment: The assignment.
-        template: The template's files (from render_template); generated when None.
+        template: The template's files (``authoring.template.render_template``).
 
     Raises:
         TemplateError: If nbformat is missing or a template module does not parse.
@@ -90,19 +105,18 @@ def render_notebook(assignment: Assignment, template: dict[str, bytes] | None = 
         import nbformat
     except ImportError:
         raise TemplateError("generating the student notebook needs nbformat: pip install -e '.[instructor]'") from None
-    template = template if template is not None else render_template(assignment)
     builder = _Builder(nbformat)
-    sections = _readme_sections(assignment)
-    items, leftover = _order_items(assignment, sections.pop("order", ""))
-    builder.markdown(sections.pop("intro", f"# {assignment.title}"), "intro")
+    readme = read_student_readme(assignment)
+    head, steps, tail = order_steps(assignment, readme.order)
+    builder.markdown(readme.intro, "intro")
     builder.markdown(GRADING_NOTE.format(package=assignment.package, answers=ANSWERS_NAME), "grading")
-    builder.code(SETUP_CELL.format(release=f"{assignment.name}-student", dependencies=SETUP_DEPENDENCIES), "setup")
-    for title, text in sections.pop("other", []):
+    builder.code(setup_cell(assignment), "setup")
+    for title, text in readme.others:
         builder.markdown(text, _slug(title))
-    if leftover:
-        builder.markdown(leftover, "order")
-    _task_cells(builder, assignment, template, items)
-    _quiz_cells(builder, assignment, sections.pop("quiz", ""))
+    if readme.order:
+        builder.markdown(_order_cell(assignment, head, steps, tail), "order")
+    _task_cells(builder, assignment, template, steps)
+    _quiz_cells(builder, assignment)
     builder.markdown("## Before you submit\n\nSave the notebook, then check every task at once:", "final")
     builder.code(f'from autograder.public.notebook import check_notebook\n\ncheck_notebook("{assignment.name}");', "check-all")
     _show_cells(builder, assignment)
@@ -137,65 +151,44 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "section"
 
 
-def _readme_sections(assignment: Assignment) -> dict[str, Any]:
-    """The student README split by ``## `` headings: the intro, the order of work, the quiz, the others (the
-    section on ``grader check`` is left out: the notebook's check cells replace it)."""
-    path = assignment.root / STUDENT_README
-    text = path.read_text(encoding="utf-8") if path.is_file() else f"# {assignment.title}\n"
-    parts = re.split(r"^(?=## )", text, flags=re.MULTILINE)
-    sections: dict[str, Any] = {"intro": parts[0], "other": []}
-    for part in parts[1:]:
-        title = part.split("\n", 1)[0][3:].strip()
-        lowered = title.lower()
-        if "order" in lowered:
-            sections["order"] = part
-        elif "check" in lowered:
-            continue
-        elif "quiz" in lowered:
-            sections["quiz"] = part
-        else:
-            sections["other"].append((title, part))
-    return sections
+def _order_cell(assignment: Assignment, head: str, steps: list[Step], tail: str) -> str:
+    """The order of work: the README's words around its list, the list being the tasks below in their order
+    (each step's text stands under its task's heading)."""
+    if not steps:
+        return head
+    tasks = [f"{n}. Task `{t.id}`: {t.title} ({t.points:g} points)" for n, t in enumerate(assignment.tasks, start=1)]
+    return head.rstrip("\n") + "\n\n" + "\n".join(tasks) + ("\n\n" + tail.strip("\n") if tail.strip() else "") + "\n"
 
 
-def _order_items(assignment: Assignment, section: str) -> tuple[dict[str, list[str]], str]:
-    """The order-of-work list items by task: an item goes to the task whose function (or module file) it
-    names first in backticks. Returns the items by task id and the rest of the section (intro, outro)."""
-    if not section:
-        return {}, ""
-    starts = [m.start() for m in _ITEM.finditer(section)]
-    if not starts:
-        return {}, section
-    by_name = {q.split(".", 1)[1]: t.id for t in assignment.tasks for q in t.functions}
-    first_of_module: dict[str, str] = {}
-    for task in assignment.tasks:
-        for module in task.modules:
-            first_of_module.setdefault(f"{module}.py", task.id)
-    by_task: dict[str, list[str]] = {}
-    rest = [section[: starts[0]]]
-    ends = starts[1:] + [len(section)]
-    for start, end in zip(starts, ends):
-        item = section[start:end]
-        body, tail = _split_tail(item) if end == len(section) else (item, "")
-        task = next((by_name.get(t, first_of_module.get(t)) for t in _TICKED.findall(body)
-                     if t in by_name or t in first_of_module), None)
-        if task is None:
-            rest.append(body)
-        else:
-            by_task.setdefault(task, []).append(_ITEM.sub("", body.strip(), count=1))
-        if tail:
-            rest.append(tail)
-    return by_task, "".join(rest).strip() + "\n"
+def task_text(assignment: Assignment, task_id: str, steps: list[Step], layouts: dict[str, Any]) -> str:
+    """The text under a task's heading: the README's steps about it; else the sentences of the steps that name it
+    beside another task; else the first line of each of its functions' docstrings (never nothing)."""
+    own = [step.text for step in steps if step.tasks and step.tasks[0] == task_id]
+    if own:
+        return "\n\n".join(own)
+    task = assignment.task(task_id)
+    names = [q.split(".", 1)[1] for q in task.functions]
+    shared = [(step, sentences_naming(step.text, names)) for step in steps if task_id in step.tasks[1:]]
+    shared = [(step, text) for step, text in shared if text]
+    if shared:
+        return "\n\n".join(f"From step {step.number} of the order of work (with task `{step.tasks[0]}`): {text}"
+                            for step, text in shared)
+    lines = [f"* `{name}`: {_summary(layouts.get(q.split('.', 1)[0]), name)}" for q, name in zip(task.functions, names)]
+    return "\n".join(lines)
 
 
-def _split_tail(item: str) -> tuple[str, str]:
-    """The last list item, and the paragraph after it (an unindented line after a blank line)."""
-    match = re.search(r"\n\s*\n(?=\S)", item)
-    return (item[: match.start()] + "\n", item[match.end():]) if match else (item, "")
+def _summary(layout: Any, name: str) -> str:
+    """The first line of a definition's docstring in the template ('see its docstring' when it has none)."""
+    text = _definition_text(layout, name)
+    try:
+        node = ast.parse(text).body[0] if text else None
+    except SyntaxError:
+        node = None
+    doc = ast.get_docstring(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else None
+    return doc.strip().split("\n", 1)[0] if doc else "see its docstring below"
 
 
-def _task_cells(builder: _Builder, assignment: Assignment, template: dict[str, bytes],
-                items: dict[str, list[str]]) -> None:
+def _task_cells(builder: _Builder, assignment: Assignment, template: dict[str, bytes], steps: list[Step]) -> None:
     layouts = {m: parse_layout(m, template[f"{m}.py"].decode("utf-8")) for m in assignment.modules
                if f"{m}.py" in template}
     owned = {q.split(".", 1)[1] for t in assignment.tasks for q in t.functions}
@@ -206,7 +199,7 @@ def _task_cells(builder: _Builder, assignment: Assignment, template: dict[str, b
                 started.add(module)
                 _module_cells(builder, layouts[module], owned)
         builder.markdown(f"### Task `{task.id}`: {task.title} ({task.points:g} points)\n\n"
-                         + "\n\n".join(items.get(task.id, [])), f"task-{task.id}")
+                         + task_text(assignment, task.id, steps, layouts), f"task-{task.id}")
         for qualified in task.functions:
             module, _, name = qualified.partition(".")
             text = _definition_text(layouts.get(module), name)
@@ -240,7 +233,7 @@ def _definition_text(layout: Any, name: str) -> str:
     return next((text for names, _, text in layout.items if name in names), "")
 
 
-def _quiz_cells(builder: _Builder, assignment: Assignment, section: str) -> None:
+def _quiz_cells(builder: _Builder, assignment: Assignment) -> None:
     quiz = assignment.quiz
     if quiz is None:
         return
@@ -270,10 +263,9 @@ def _show_cells(builder: _Builder, assignment: Assignment) -> None:
     builder.code(f'from autograder.show import show\n\nshow("{assignment.name}");', "show")
 
 
-def notebook_drift(assignment: Assignment, template: dict[str, bytes] | None = None,
-                   path: Path | None = None) -> list[str]:
+def notebook_drift(assignment: Assignment, template: dict[str, bytes], path: Path | None = None) -> list[str]:
     """One line if the committed student notebook (default: notebook_path) is missing or differs from a fresh
-    generation."""
+    generation from ``template`` (the template's files)."""
     path = path or notebook_path(assignment)
     if not path.is_file():
         return [f"{display_path(path)} is missing"]
@@ -282,9 +274,8 @@ def notebook_drift(assignment: Assignment, template: dict[str, bytes] | None = N
     return []
 
 
-def write_notebook(assignment: Assignment, template: dict[str, bytes] | None = None,
-                   path: Path | None = None) -> Path:
-    """Write the student notebook (default: notebook_path)."""
+def write_notebook(assignment: Assignment, template: dict[str, bytes], path: Path | None = None) -> Path:
+    """Write the student notebook (default: notebook_path) generated from ``template`` (the template's files)."""
     path = path or notebook_path(assignment)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_notebook(assignment, template), encoding="utf-8")

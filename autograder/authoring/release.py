@@ -10,12 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.authoring.closure import module_closure
-from autograder.authoring.template import (
-    STUDENT_README,
-    find_regions,
-    render_template,
-    template_drift,
-)
+from autograder.authoring.dependencies import INSTRUCTOR_ONLY
+from autograder.authoring.readme import STUDENT_README
+from autograder.authoring.template import find_regions, render_template, template_drift
 from autograder.errors import ReleaseError
 from autograder.spec.assignment import Assignment, assignments_root
 from autograder.spec.manifest import FORBIDDEN_NAME_PARTS
@@ -32,7 +29,6 @@ _CHECK_ENTRY_POINTS = ("autograder.cli", "autograder.cli.check", "autograder.pub
 # `grader show` runs the student's code in the grader's sandbox, whose boot module a fresh interpreter imports by
 # name (the parent never does).
 _SHOW_ENTRY_POINTS = ("autograder.cli.show", "autograder.show", "autograder.sandbox.boot")
-_INSTRUCTOR_ONLY_DEPENDENCIES = ("tqdm",)  # runtime dependencies neither `grader check` nor `grader show` imports
 _STUDENT_CLI = ("__init__", "__main__", "base", "check", "show")  # of autograder/cli/: what `grader --help` lists
 
 
@@ -140,7 +136,7 @@ def _student_pyproject() -> str:
         if header:
             skipping = header.group(1) == "project.optional-dependencies" or header.group(1).startswith("tool.ruff") \
                 or header.group(1).startswith("tool.pytest")
-        instructor_only = re.match(r'\s*"(' + "|".join(_INSTRUCTOR_ONLY_DEPENDENCIES) + r')[<>=~ ;"]', line)
+        instructor_only = re.match(r'\s*"(' + "|".join(INSTRUCTOR_ONLY) + r')[<>=~ ;"]', line)
         if not skipping and not instructor_only:
             kept.append(line)
     return "".join(kept).rstrip("\n") + "\n"

@@ -11,6 +11,8 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.authoring.notebook_template import notebook_drift, write_notebook
+from autograder.authoring.readme import STUDENT_README
 from autograder.errors import TemplateError
 from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import load_questions
@@ -23,9 +25,6 @@ END = "### END SOLUTION"
 
 
 CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
-
-
-STUDENT_README = "STUDENT_README.md"
 
 
 _MARKER_TEXT = re.compile(r"\b(BEGIN|END)\s+SOLUTION\b")  # case-sensitive, like nbgrader
@@ -296,10 +295,6 @@ def template_drift(assignment: Assignment, folder: Path | None = None) -> list[s
     Returns:
         One line per differing, missing or unexpected file.
     """
-    from autograder.authoring.notebook_template import (
-        notebook_drift,  # the student notebook beside the package, same source
-    )
-
     folder = folder or assignment.template
     expected = render_template(assignment)
     if not folder.is_dir():
@@ -365,10 +360,6 @@ def generate_template(assignment: Assignment, destination: Path | None = None) -
     Raises:
         TemplateError: If the reference's markers are invalid, nbgrader is missing, or a file does not parse.
     """
-    from autograder.authoring.notebook_template import (
-        write_notebook,  # the student notebook beside the package, same source
-    )
-
     destination = destination or assignment.template
     files = render_template(assignment)
     write_files(files, destination)

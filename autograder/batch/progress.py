@@ -37,8 +37,14 @@ class Progress:
             return "?"
         return _clock(self.busy_seconds / self.done * (self.total - self.done) / self.jobs)
 
-    def update(self, student: str, outcome: Outcome) -> None:
-        """Count one finished submission and show it."""
+    def update(self, student: str, outcome: Outcome, score: float | None = None) -> None:
+        """Count one finished submission and show it.
+
+        Args:
+            student: The student.
+            outcome: What grading produced (its score is the raw one).
+            score: The final score, after any late penalty (None: no deadline applies, the raw score is final).
+        """
         self.done += 1
         self.ungraded += outcome.status == ERROR
         self.busy_seconds += outcome.seconds
@@ -50,7 +56,7 @@ class Progress:
             self._bar.refresh()  # submissions take seconds: show each, whatever tqdm's minimum interval
             return
         what = (f"could not be graded: {outcome.message}" if outcome.status == ERROR
-                else f"{outcome.score:g} / {outcome.max_score:g} in {outcome.seconds:.1f} s")
+                else f"{final_score(outcome, score)} in {outcome.seconds:.1f} s")
         self.stream.write(f"[{self.done}/{self.total}] {student}: {what} "
                           f"({self.ungraded} could not be graded so far, ETA {self.eta()})\n")
         self.stream.flush()
@@ -64,6 +70,13 @@ class Progress:
         """End the bar."""
         if self._bar is not None:
             self._bar.close()
+
+
+def final_score(outcome: Outcome, score: float | None) -> str:
+    """``80 / 100 (100 before the late penalty)``, or ``100 / 100`` when no penalty applies."""
+    if score is None or score == outcome.score:
+        return f"{outcome.score:g} / {outcome.max_score:g}"
+    return f"{score:g} / {outcome.max_score:g} ({outcome.score:g} before the late penalty)"
 
 
 def _clock(seconds: float) -> str:

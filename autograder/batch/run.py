@@ -191,7 +191,7 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
             if source is not None:  # recorded: no other worker grades it again
                 source.done(job.student)
             summary.graded.append((job.student, outcome))
-            bar.update(job.student, outcome)
+            bar.update(job.student, outcome, late.final(outcome.score) if late is not None else None)
 
         def tick() -> None:
             bar.draw()
@@ -354,6 +354,12 @@ def _plan_line(to_grade: int, found: int, unchanged: int, workers: int, to_draw:
             f"worker{'s' * (workers != 1)}{draw}")
 
 
+def _earlier_errors(summary: BatchSummary) -> list[SubmissionRow]:
+    """Current rows that could not be graded in an earlier run and were skipped as unchanged in this one."""
+    now = {student for student, _ in summary.graded}
+    return [r for r in summary.rows if r.status == ERROR and r.student not in now]
+
+
 def render_summary(summary: BatchSummary) -> str:
     """The table printed when a batch ends: counts, scores, per-task means and pass counts, problems."""
     rows = summary.rows
@@ -362,7 +368,10 @@ def render_summary(summary: BatchSummary) -> str:
     lines = [f"{summary.assignment}: {len(summary.selected)} submissions in {summary.root}", ""]
     lines.append(f"  graded now       {now_graded}")
     lines.append(f"  unchanged        {len(summary.skipped)} (skipped; --force re-grades them)")
-    lines.append(f"  could not grade  {len(summary.errors)}")
+    earlier = _earlier_errors(summary)
+    lines.append(f"  could not grade  {len(summary.errors) + len(earlier)}" + (
+        f" ({len(earlier)} unchanged since an earlier run; --retry-errors grades {'it' if len(earlier) == 1 else 'them'}"
+        " again)" if earlier else ""))
     if graded_rows:
         scores = [r.score for r in graded_rows]
         top = max(r.max_score for r in graded_rows)
@@ -374,10 +383,11 @@ def render_summary(summary: BatchSummary) -> str:
     lines.append(f"  wall time        {summary.wall_seconds:g} s{workers}{per}")
     lines += _late_lines(summary)
     lines += _task_table(graded_rows)
-    if summary.errors:
-        lines += ["", "could not grade:"] + [f"  {s}: {o.message}" for s, o in summary.errors[:20]]
-        if len(summary.errors) > 20:
-            lines.append(f"  ... and {len(summary.errors) - 20} more")
+    problems = [(s, o.message) for s, o in summary.errors] + [(r.student, r.message) for r in earlier]
+    if problems:
+        lines += ["", "could not grade:"] + [f"  {student}: {message}" for student, message in problems[:20]]
+        if len(problems) > 20:
+            lines.append(f"  ... and {len(problems) - 20} more")
     if summary.ignored:
         lines += ["", f"not used: {', '.join(summary.ignored[:10])}" + (" ..." if len(summary.ignored) > 10 else "")]
     lines += ["", f"gradebook: {summary.gradebook}"]

@@ -26,6 +26,7 @@ def check(assignment: str, path: Path | None, tasks: tuple[str, ...], verbose: b
           show_extracted: Path | None) -> None:
     """Run the public tests on your work (default: this folder; a package, a folder or repository holding it, a zip
     or a .ipynb notebook, found as grading finds it) and check the quiz answers' format."""
+    from autograder.public.invocation import Invocation
     from autograder.public.notebook import checked_work
     from autograder.public.runner import select_tasks
     from autograder.public.watch import check_and_print, watch_and_check
@@ -41,10 +42,13 @@ def check(assignment: str, path: Path | None, tasks: tuple[str, ...], verbose: b
         click.echo(text, nl=False)
 
     if watch:
-        watch_and_check(spec, path, selected, write, verbose=verbose, show_extracted=show_extracted)
+        watch_and_check(spec, path, selected, write, verbose=verbose, show_extracted=show_extracted,
+                        typed_tasks=tasks)
         return
     with checked_work(spec, path, show_extracted) as prepared:  # what grading would take, said as grade says it
-        outcome = check_and_print(spec, prepared, selected, write, verbose=verbose)
+        invocation = Invocation.of(spec, None if path is None else str(path), notebook=is_notebook(prepared.source),
+                                   tasks=tasks)
+        outcome = check_and_print(spec, prepared, selected, write, verbose=verbose, invocation=invocation)
     if show_extracted is not None and is_notebook(prepared.source):
         click.echo(f"extracted package written to {show_extracted}")
     sys.exit(0 if outcome.ok else 1)

@@ -10,7 +10,8 @@ from typing import Any
 MAX_LINES = 6
 MAX_WIDTH = 110
 _MISMATCHED = re.compile(r"Mismatched elements: (\d+) / (\d+)")
-_TORCH_GREATEST = re.compile(r"Greatest absolute difference: (\S+) at index (\([^)]*\)) \(up to (\S+) allowed\)")
+# torch says "(up to X allowed)" only with a tolerance; with rtol=atol=0 (tensors that must be equal) it says nothing
+_TORCH_GREATEST = re.compile(r"Greatest absolute difference: (\S+) at index (\([^)]*\))(?: \(up to (\S+) allowed\))?")
 _NUMPY_GREATEST = re.compile(r"Max absolute difference(?: among violations)?: (\S+)")
 _ATTRIBUTE = re.compile(r"The values for attribute '(\w+)' do not match: (.+?) != (.+?)\.?$", re.M)
 _DID_NOT_RAISE = re.compile(r"DID NOT RAISE (.+)$")
@@ -41,7 +42,10 @@ def condense(excinfo: Any, test_file: Path, package_dir: Path) -> list[str]:
     value = excinfo.value
     expected = _expected_exception(test_file, lineno) if lineno else None
     message = _message(value)
-    if type(value).__name__ == "Failed" and _DID_NOT_RAISE.search(message):
+    wrong_kind = _numpy_for_tensor(test_entry, test_file, statement, message)
+    if wrong_kind:
+        lines.append(wrong_kind)
+    elif type(value).__name__ == "Failed" and _DID_NOT_RAISE.search(message):
         lines.append(f"expected {_DID_NOT_RAISE.search(message).group(1)} to be raised, but nothing was raised")
     elif expected and not isinstance(value, AssertionError):
         lines.append(f"expected {expected} to be raised, but got {type(value).__name__}: {shorten(message, 70)}")
@@ -108,7 +112,8 @@ def _student_frame(entry: Any, package_dir: Path) -> list[str]:
         return []
     try:
         name = Path(str(entry.path)).resolve().relative_to(package_dir.resolve()).as_posix()
-        where = f"raised in {name}, line {entry.lineno + 1}, in {entry.name}"
+        code = entry.frame.code.raw
+        where = f"raised in {name}, line {entry.lineno + 1}, in {getattr(code, 'co_qualname', entry.name)}"
         return [where, f"    {shorten(str(entry.statement), MAX_WIDTH - 4)}"]
     except Exception:  # noqa: BLE001 - source unavailable
         return []
@@ -132,6 +137,71 @@ def _expected_exception(test_file: Path, lineno: int) -> str | None:
     return None
 
 
+def _numpy_for_tensor(entry: Any, test_file: Path, statement: str, message: str) -> str:
+    """'f returned a numpy.ndarray; return a torch.Tensor' when a test that works with tensors got a NumPy array
+    from the code under test ('' otherwise): said plainly instead of ``assert dtype('bool') == torch.bool`` or
+    torch's TypeError. An array the test made itself (``np.zeros``) is not the student's doing."""
+    if "torch" not in statement and "torch" not in message:
+        return ""
+    try:
+        local = entry.frame.f_locals if entry is not None else {}
+    except Exception:  # noqa: BLE001 - a frame without locals
+        local = {}
+    lineno = entry.lineno + 1 if entry is not None else 0
+    producers = [_producer(test_file, lineno, name) for name in _names(statement) if _is_numpy(local.get(name))]
+    producer = next((p for p in producers if p and not p.startswith(_LIBRARIES)), "")
+    if not producer and _NUMPY_NOT_TENSOR.search(message):  # the student's result went straight into torch
+        producer = next((call for call in _calls(statement) if not call.startswith(_LIBRARIES)), "your function")
+    return f"{producer} returned a numpy.ndarray; return a torch.Tensor" if producer else ""
+
+
+_LIBRARIES = ("torch", "np.", "numpy", "pytest")
+_NUMPY_NOT_TENSOR = re.compile(r"numpy\.ndarray'?>? and <class 'torch\.Tensor|Tensor, not numpy\.ndarray")
+
+
+def _is_numpy(value: Any) -> bool:
+    """A NumPy array or scalar (``numpy.ndarray``, ``numpy.bool_``...)."""
+    return type(value).__module__ == "numpy"
+
+
+def _names(statement: str) -> list[str]:
+    """The plain names a statement reads, in order (``mask`` in ``assert mask.dtype == torch.bool``)."""
+    try:
+        tree = ast.parse(statement.strip())
+    except SyntaxError:
+        return []
+    return list(dict.fromkeys(n.id for n in ast.walk(tree) if isinstance(n, ast.Name)))
+
+
+def _calls(statement: str) -> list[str]:
+    """The functions a statement calls, by their written names (``causal_mask`` in ``torch.equal(causal_mask(1), ...)``)."""
+    try:
+        tree = ast.parse(statement.strip())
+    except SyntaxError:
+        return []
+    return [ast.unparse(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)]
+
+
+def _producer(test_file: Path, lineno: int, name: str) -> str:
+    """The function whose result the failing test assigned to ``name`` last before line ``lineno``
+    (``causal_mask`` for ``mask = causal_mask(4)``); '' when it was not a call's result."""
+    try:
+        tree = ast.parse(test_file.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return ""
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and n.lineno <= lineno <= (n.end_lineno or n.lineno)]
+    if not functions:
+        return ""
+    found, latest = "", 0
+    for node in ast.walk(functions[-1]):
+        assigned = isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and latest < node.lineno < lineno
+        if assigned and any(isinstance(t, ast.Name) and t.id == name for target in node.targets
+                            for t in ast.walk(target)):
+            found, latest = ast.unparse(node.value.func), node.lineno
+    return found
+
+
 def _close_failure(message: str, entries: list[Any], statement: str) -> list[str]:
     """``assert_close``/``assert_allclose``: which output, its shape, how many elements differ, by how much, where."""
     actual, expected = _compared_values(entries)
@@ -146,8 +216,8 @@ def _close_failure(message: str, entries: list[Any], statement: str) -> list[str
         lines.append(f"{mismatched.group(1)} of {mismatched.group(2)} elements differ")
     greatest = _TORCH_GREATEST.search(message)
     if greatest:
-        lines[-1] += (f"; the largest difference is {greatest.group(1)} at index {greatest.group(2)} "
-                      f"({greatest.group(3)} allowed)")
+        allowed = f"{greatest.group(3)} allowed" if greatest.group(3) else "must be equal"
+        lines[-1] += f"; the largest difference is {_number(greatest.group(1))} at index {greatest.group(2)} ({allowed})"
     else:
         numpy_greatest = _NUMPY_GREATEST.search(message)
         where = _argmax_difference(actual, expected)
@@ -155,6 +225,14 @@ def _close_failure(message: str, entries: list[Any], statement: str) -> list[str
             lines[-1] += f"; the largest difference is {numpy_greatest.group(1)}" + (f" at index {where}"
                                                                                       if where else "")
     return lines
+
+
+def _number(text: str) -> str:
+    """A difference in four significant digits (``4.256`` for ``4.256357669830322``); other text as it is."""
+    try:
+        return f"{float(text):.4g}"
+    except ValueError:
+        return text
 
 
 def _compared_values(entries: list[Any]) -> tuple[Any, Any]:

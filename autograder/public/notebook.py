@@ -109,7 +109,7 @@ def kernel_worker() -> WarmWorker:
 
 
 def check_notebook(assignment: str, task: str | None = None, path: str | Path | None = None,
-                   show_extracted: str | Path | None = None) -> Any:
+                   show_extracted: str | Path | None = None, verbose: bool = False) -> Any:
     """Run the public tests (one task's, or all) on this notebook's definitions and print the table.
 
     The definitions are extracted exactly as the grader extracts them, into a temporary package, and tested
@@ -120,10 +120,12 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
         task: A task id, or ``"quiz"`` for the format of ``ANSWERS``; all tasks when None.
         path: A saved notebook file to check instead of the cells this kernel ran.
         show_extracted: A folder to write the extracted package files into, to see what the grader sees.
+        verbose: Also print pytest's full output of each failing test.
 
     Returns:
         The check outcome (``grader check``'s ``CheckOutcome``); end the cell with ``;`` to hide it.
     """
+    from autograder.public.invocation import Invocation
     from autograder.public.outcome import CheckOutcome
     from autograder.public.render import Printer
     from autograder.public.runner import run_public_tests
@@ -134,7 +136,9 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
     if task is not None and not quiz_only and task not in spec.task_ids:
         raise NotebookError(f"no task {task!r} in {spec.name} (tasks: {', '.join(spec.task_ids)})")
     selected = [] if quiz_only else (None if task is None else [task])
-    printer = Printer(spec, lambda text: print(text, end=""))
+    invocation = Invocation.of(spec, None if path is None else str(path), cell=True,
+                               tasks=() if task is None else (task,))
+    printer = Printer(spec, lambda text: print(text, end=""), verbose=verbose, invocation=invocation)
     if path is not None:  # a saved file: the one intake takes it, as `grader check` and grading do
         with checked_work(spec, Path(path), Path(show_extracted) if show_extracted is not None else None) as prepared:
             print("".join(f"note: {note}\n" for note in prepared.reading), end="")

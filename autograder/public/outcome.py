@@ -77,6 +77,8 @@ class CheckOutcome:
     tasks: list[PublicTaskResult] = field(default_factory=list)
     imports: list[ImportProblem] = field(default_factory=list)
     quiz_problems: list[str] = field(default_factory=list)
+    quiz_unanswered: list[str] = field(default_factory=list)
+    quiz_missing: bool = False
     quiz_answered: int = 0
     quiz_questions: int = 0
     quiz_checked: bool = False
@@ -85,7 +87,7 @@ class CheckOutcome:
     @property
     def ok(self) -> bool:
         return (not self.crashed and not self.imports and all(t.status == "passed" for t in self.tasks)
-                and not self.quiz_problems)
+                and not self.quiz_problems and not self.quiz_unanswered)
 
     def task(self, task_id: str) -> PublicTaskResult:
         for task in self.tasks:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from autograder.public.hints import dependency_hints, used_tasks
+from autograder.public.invocation import Invocation
 from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskResult
 from autograder.spec.assignment import Assignment
+from autograder.submission.notebook.collect import ANSWERS_NAME
 from autograder.util.paths import display_path
 from autograder.util.safety import printable
 
@@ -24,12 +27,16 @@ class Printer:
         assignment: The assignment.
         write: Writes text (e.g. ``click.echo`` without a newline).
         verbose: Also print pytest's full output of each failing test.
+        invocation: How the student ran the check (the words of the next step); ``grader check`` without a
+            path when None.
     """
 
-    def __init__(self, assignment: Assignment, write: Callable[[str], None], verbose: bool = False) -> None:
+    def __init__(self, assignment: Assignment, write: Callable[[str], None], verbose: bool = False,
+                 invocation: Invocation | None = None) -> None:
         self.assignment = assignment
         self.write = write
         self.verbose = verbose
+        self.invocation = invocation or Invocation.of(assignment)
         self.printed: set[str] = set()
         self.imports_printed = False
         self.width = max([len(t.id) for t in assignment.tasks] + [8])
@@ -47,7 +54,7 @@ class Printer:
         if kind in ("task", "end"):
             self._flush(outcome, final=kind == "end")
         if kind == "end":
-            self._out(footer(self.assignment, outcome))
+            self._out(footer(self.assignment, outcome, self.invocation))
 
     def _flush(self, outcome: CheckOutcome, final: bool) -> None:
         done = {t.task for t in outcome.tasks if t.done}
@@ -109,39 +116,72 @@ def task_lines(result: PublicTaskResult, width: int, verbose: bool = False) -> l
     return lines
 
 
-def footer(assignment: Assignment, outcome: CheckOutcome) -> list[str]:
+def footer(assignment: Assignment, outcome: CheckOutcome, invocation: Invocation | None = None) -> list[str]:
     """The quiz's format check, the reminder about hidden tests, and what to do next."""
+    invocation = invocation or Invocation.of(assignment)
     lines: list[str] = []
     if outcome.crashed:
         lines += ["", f"error: {outcome.crashed}"]
-    if assignment.quiz is not None:
-        lines.append("")
-        lines.append(f"quiz: {outcome.quiz_answered} of {outcome.quiz_questions} answers well-formed "
-                     "(format only; answers are graded at grading time)")
-        lines += [f"  - {problem}" for problem in outcome.quiz_problems[:20]]
+    if assignment.quiz is not None and outcome.quiz_checked and invocation.shows_quiz:
+        lines += [""] + quiz_lines(outcome, invocation)
     lines += ["", "These are the public tests only. Hidden tests run at grading time: they compare your functions",
               "with a reference solution on random inputs of several shapes, so passing here does not",
               "guarantee full marks."]
-    return lines + ["", next_step(assignment, outcome)]
+    return lines + ["", next_step(assignment, outcome, invocation)]
 
 
-def next_step(assignment: Assignment, outcome: CheckOutcome) -> str:
-    """The one thing to do next: the first problem in the README's order."""
+def quiz_lines(outcome: CheckOutcome, invocation: Invocation) -> list[str]:
+    """The quiz's format: how many answers are well-formed, the unanswered questions in one line, each other
+    problem on its own line."""
+    lines = [(f"quiz: {outcome.quiz_answered} of {outcome.quiz_questions} answers well-formed "
+              "(format only; answers are graded at grading time)")]
+    if outcome.quiz_missing and invocation.notebook:
+        ran = "run yet" if invocation.cell and not invocation.path else "found in the notebook"
+        return lines + [f"  - no `{ANSWERS_NAME}` cell {ran}: fill it in and run it"]
+    if outcome.quiz_unanswered:
+        lines.append(f"  - {len(outcome.quiz_unanswered)} of {outcome.quiz_questions} questions not answered yet: "
+                     f"{id_ranges(outcome.quiz_unanswered)}")
+    return lines + [f"  - {problem}" for problem in outcome.quiz_problems[:20]]
+
+
+def id_ranges(ids: list[str]) -> str:
+    """Question ids in as few words as possible: runs of consecutive numbers joined (``q1–q5, q7, q9–q16``)."""
+    parts: list[list[str]] = []
+    previous: tuple[str, int] | None = None
+    for qid in ids:
+        match = re.fullmatch(r"(.*?)(\d+)", qid)
+        key = (match.group(1), int(match.group(2))) if match else None
+        if key and previous and key[0] == previous[0] and key[1] == previous[1] + 1 and parts:
+            parts[-1][1:] = [qid]
+        else:
+            parts.append([qid])
+        previous = key
+    return ", ".join(part[0] if len(part) == 1 else f"{part[0]}–{part[1]}" for part in parts)
+
+
+def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocation | None = None) -> str:
+    """The one thing to do next: the first problem in the README's order, worded for where the student works."""
+    invocation = invocation or Invocation.of(assignment)
     for problem in outcome.imports:
         if not problem.cause:
             where = f"{problem.file or problem.module + '.py'}" + (f", line {problem.line}" if problem.line else "")
-            return f"Next: fix {where} (it cannot be imported), then run grader check again."
+            return f"Next: fix {where} (it cannot be imported), then {invocation.again()}."
     for result in outcome.tasks:
-        command = f"grader check {assignment.name} --task {result.task}"
         if result.status == "failed":
-            return (f"Next: fix {result.task}, the first failing task in the README's order "
-                    f"(`{command} --verbose` shows pytest's full output).")
+            return (f"Next: fix {result.task}, the first failing task in the README's order, then "
+                    f"{invocation.rerun(result.task, verbose=True)}: it shows pytest's full output.")
         if result.status == "not implemented":
-            return f"Next: implement {result.task}, the first task in the README's order not done yet (`{command}`)."
+            return (f"Next: implement {result.task}, the first task in the README's order not done yet, then "
+                    f"{invocation.rerun(result.task)}.")
         if result.status == "did not run":
-            return f"Next: run `{command}` again: its tests did not run."
-    if outcome.quiz_problems:
-        return f"Next: fix the quiz answers listed above in {assignment.quiz.answers_file if assignment.quiz else ''}."
+            return f"Next: {invocation.again()}: the tests of {result.task} did not run."
+    if invocation.shows_quiz and (outcome.quiz_problems or outcome.quiz_unanswered):
+        return (f"Next: answer the quiz in {invocation.answers_place} (the lines above say what is missing), then "
+                f"{invocation.rerun(invocation.quiz_task)}.")
     if outcome.crashed:
-        return "Next: read the error above, then run grader check again."
+        return f"Next: read the error above, then {invocation.again()}."
+    if invocation.tasks == (invocation.quiz_task,):
+        return "Next: every answer is well-formed; the quiz is graded at grading time."
+    if invocation.tasks:
+        return f"Next: the public tests of {', '.join(invocation.tasks)} pass; go on with the next task."
     return "Next: every public test passes; submit when you are ready."

@@ -23,7 +23,7 @@ from autograder.public.hints import add_dependency_hints
 from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskResult, TestResult
 from autograder.public.warm import WarmWorker, log_tail
 from autograder.spec.assignment import Assignment
-from autograder.spec.quiz import check_format, load_questions, read_answers
+from autograder.spec.quiz import NO_ANSWER, check_format, load_questions, read_answers
 
 STARTUP_SECONDS = 120.0  # importing torch on a busy laptop
 SILENCE_SECONDS = 15.0  # the worker sends a heartbeat every second while tests run
@@ -375,10 +375,13 @@ def _check_quiz(assignment: Assignment, package: Path, outcome: CheckOutcome) ->
     outcome.quiz_questions = len(questions)
     outcome.quiz_checked = True
     if problem:
+        outcome.quiz_missing = not (package / assignment.quiz.answers_file).is_file()
         outcome.quiz_problems.append(problem)
         return
     for verdict in check_format(questions, answers):
         if verdict.valid:
             outcome.quiz_answered += 1
+        elif verdict.message == NO_ANSWER:  # said in one line for all of them (see render.quiz_lines)
+            outcome.quiz_unanswered.append(verdict.question)
         else:
             outcome.quiz_problems.append(f"{verdict.question}: {verdict.message}")

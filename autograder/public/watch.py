@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from autograder.public.invocation import Invocation
 from autograder.public.notebook import checked_work
 from autograder.public.outcome import CheckOutcome
 from autograder.public.render import Printer
@@ -21,6 +22,7 @@ from autograder.public.runner import run_public_tests
 from autograder.public.warm import WarmWorker
 from autograder.spec.assignment import Assignment
 from autograder.submission.intake import default_work
+from autograder.submission.notebook.read import is_notebook
 from autograder.submission.package import PreparedSubmission
 
 POLL_SECONDS = 0.1  # six stat calls: a tenth of a second costs nothing and feels instant
@@ -129,17 +131,20 @@ def saves(files: list[Path], stamps: dict[Path, tuple[int, int]], poll: float = 
 
 
 def check_and_print(assignment: Assignment, prepared: PreparedSubmission, selected: list[str] | None,
-                    write: Write, verbose: bool = False, worker: WarmWorker | None = None) -> CheckOutcome:
-    """One check as ``grader check`` prints it: the intake's notes, the header, each task's line, the footer."""
+                    write: Write, verbose: bool = False, worker: WarmWorker | None = None,
+                    invocation: Invocation | None = None) -> CheckOutcome:
+    """One check as ``grader check`` prints it: the intake's notes, the header, each task's line, the footer
+    (its next steps worded for ``invocation``, how the student ran it)."""
     write("".join(f"note: {note}\n" for note in prepared.notes()))
-    printer = Printer(assignment, write, verbose=verbose)
+    printer = Printer(assignment, write, verbose=verbose, invocation=invocation)
     printer.header(CheckOutcome(package=prepared.shown))
     return run_public_tests(assignment, prepared.package_dir, selected=selected, listener=printer,
                             shown=prepared.shown, refused=prepared.refused, worker=worker)
 
 
 def watch_and_check(assignment: Assignment, path: Path | None, selected: list[str] | None, write: Write,
-          verbose: bool = False, show_extracted: Path | None = None, poll: float = POLL_SECONDS) -> None:
+          verbose: bool = False, show_extracted: Path | None = None, poll: float = POLL_SECONDS,
+          typed_tasks: tuple[str, ...] = ()) -> None:
     """Check once, then re-check what each save changed, on one warm worker, until Ctrl-C.
 
     Args:
@@ -150,6 +155,7 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
         verbose: Also print pytest's full output of each failing test.
         show_extracted: For a notebook: the folder the extracted package is written into, on each save.
         poll: Seconds between two looks at the files.
+        typed_tasks: The tasks as typed (``--task``), for the suggested next commands.
     """
     worker = WarmWorker()
     try:
@@ -158,7 +164,9 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
             files = watched_files(assignment, prepared, given)
             stamps = file_stamps(files)  # before the first check: a save while it runs is a save
             before = code_digests(assignment, prepared.package_dir)
-            check_and_print(assignment, prepared, selected, write, verbose, worker)
+            invocation = Invocation.of(assignment, None if path is None else str(path),
+                                       notebook=is_notebook(prepared.source), tasks=typed_tasks)
+            check_and_print(assignment, prepared, selected, write, verbose, worker, invocation)
         watched = files[0] if len(files) == 1 else f"the {len(files)} files of {files[0].parent}"
         write(f"\nwatching {watched} for saves (Ctrl-C to stop)\n")
         for changed in saves(files, stamps, poll):
@@ -172,7 +180,7 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
                     write(f"\n{saved} saved: no checked function changed\n")
                     continue
                 write(f"\n{saved} saved: re-running {', '.join(tasks) or 'the quiz format check'}\n")
-                check_and_print(assignment, prepared, tasks, write, verbose, worker)
+                check_and_print(assignment, prepared, tasks, write, verbose, worker, invocation)
     except KeyboardInterrupt:
         write("\nstopped watching\n")
     finally:

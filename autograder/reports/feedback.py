@@ -115,17 +115,65 @@ def _figures_markdown(figures: FigurePage | None) -> list[str]:
     return ["## Your figures", "", f"The course's figures drawn from your code: {link}{summary}.", ""]
 
 
-def _task_section(task: dict[str, Any]) -> list[str]:
-    lines = ["", f"## {_text(task.get('title', task['id']))}: {task['score']:g} / {task['max_score']:g} "
-                 f"({_text(task.get('status', ''))})", "", _text(task.get("feedback", "")), ""]
+FOLLOWING_WIDTH = 60  # characters of a later failing check's message (one line each; the first one in full)
+
+
+@dataclass(frozen=True)
+class CheckLine:
+    """One check as a task's feedback shows it.
+
+    Attributes:
+        status: ``passed``, ``failed``, ``timeout``...
+        description: What the check tests.
+        message: What went wrong: in full for the task's first failing check, cut to one line for the others.
+        hints: The hints shown under this line (each of a task's hints once, under the first check that has it).
+    """
+
+    status: str
+    description: str
+    message: str = ""
+    hints: tuple[str, ...] = ()
+
+
+def task_lines(task: dict[str, Any]) -> list[CheckLine]:
+    """A task's checks as its feedback shows them, the same in markdown and HTML: the first failing check in full,
+    every later one in one line, and each distinct hint once (under the first check that has it), so that 12 failed
+    checks of one mistake read as one mistake."""
+    lines: list[CheckLine] = []
+    seen_failure = False
+    shown_hints: set[str] = set()
     for check in task.get("checks", []):
-        mark = "passed" if check.get("status") == "passed" else check.get("status", "")
-        line = f"- \\[{_text(mark)}\\] {_text(check.get('description', check.get('name', '')))}"
-        if check.get("message"):
-            line += f": {_text(check['message'])}"
-        lines.append(line)
-        if check.get("hint"):
-            lines.append(f"  - Hint: {_text(check['hint'])}")
+        status = str(check.get("status", ""))
+        message = " ".join(str(check.get("message", "")).split())
+        if status != "passed":
+            if seen_failure and len(message) > FOLLOWING_WIDTH:
+                message = message[: FOLLOWING_WIDTH - 1] + "…"
+            seen_failure = True
+        hint = " ".join(str(check.get("hint", "")).split())
+        hints = (hint,) if hint and hint not in shown_hints else ()
+        shown_hints.update(hints)
+        lines.append(CheckLine(status, str(check.get("description", check.get("name", ""))), message, hints))
+    return lines
+
+
+def task_lead(task: dict[str, Any]) -> str:
+    """The sentence under a task's heading: how many checks passed when some failed (the checks below say the
+    rest, so the report's summary, which repeats the first problem and its hint, is not shown again)."""
+    checks = task.get("checks", [])
+    failing = [c for c in checks if c.get("status") != "passed"]
+    if not failing or task.get("status") == "not_implemented":
+        return str(task.get("feedback", ""))
+    return f"{len(checks) - len(failing)} of {len(checks)} checks passed."
+
+
+def _task_section(task: dict[str, Any]) -> list[str]:
+    heading = (f"## {_text(task.get('title', task['id']))}: {task['score']:g} / {task['max_score']:g} "
+               f"({_text(task.get('status', ''))})")
+    lines = ["", heading, "", _text(task_lead(task)), ""]
+    for check in task_lines(task):
+        line = f"- \\[{_text(check.status)}\\] {_text(check.description)}"
+        lines.append(line + (f": {_text(check.message)}" if check.message else ""))
+        lines += [f"  - Hint: {_text(hint)}" for hint in check.hints]
     return lines
 
 
@@ -198,15 +246,12 @@ def _figures_html(figures: FigurePage | None) -> list[str]:
 def _task_html(task: dict[str, Any]) -> list[str]:
     status = str(task.get("status", ""))
     lines = [f"<h2>{_h(task.get('title', task['id']))}: {task['score']:g} / {task['max_score']:g} "
-             f"(<span class=\"{_h(status)}\">{_h(status)}</span>)</h2>", f"<p>{_h(task.get('feedback', ''))}</p>",
+             f"(<span class=\"{_h(status)}\">{_h(status)}</span>)</h2>", f"<p>{_h(task_lead(task))}</p>",
              "<ul>"]
-    for check in task.get("checks", []):
-        mark = str(check.get("status", ""))
-        item = f"<li><span class=\"{_h(mark)}\">[{_h(mark)}]</span> " \
-               f"{_h(check.get('description', check.get('name', '')))}"
-        if check.get("message"):
-            item += f": {_h(check['message'])}"
-        if check.get("hint"):
-            item += f"<br><span class=hint>Hint: {_h(check['hint'])}</span>"
+    for check in task_lines(task):
+        item = f"<li><span class=\"{_h(check.status)}\">[{_h(check.status)}]</span> {_h(check.description)}"
+        if check.message:
+            item += f": {_h(check.message)}"
+        item += "".join(f"<br><span class=hint>Hint: {_h(hint)}</span>" for hint in check.hints)
         lines.append(item + "</li>")
     return lines + ["</ul>"]

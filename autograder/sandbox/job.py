@@ -360,9 +360,11 @@ def _describe_exception(exc: BaseException, workdir: str,
     ``stand_in`` names the reference object a missing attribute was looked up on (see ``_stand_in_lacking``)."""
     where = None
     try:
-        for frame in traceback.extract_tb(exc.__traceback__):
-            if frame.filename.startswith(workdir):
-                where = f"{os.path.relpath(frame.filename, workdir)}, line {frame.lineno}, in {frame.name}"
+        for frame, lineno in traceback.walk_tb(exc.__traceback__):
+            code = frame.f_code
+            if code.co_filename.startswith(workdir):  # the qualified name says whose __init__ (Python >= 3.11)
+                name = getattr(code, "co_qualname", code.co_name)
+                where = f"{os.path.relpath(code.co_filename, workdir)}, line {lineno}, in {name}"
         if isinstance(exc, SyntaxError) and exc.filename and str(exc.filename).startswith(workdir):
             where = f"{os.path.relpath(exc.filename, workdir)}, line {exc.lineno}"
     except BaseException:  # noqa: BLE001 - a hostile traceback

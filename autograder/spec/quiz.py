@@ -13,6 +13,7 @@ from autograder.spec.assignment import Quiz
 from autograder.util.tomlio import TOMLDecodeError, load_toml, loads_toml
 
 MAX_ANSWERS_BYTES = 64 * 1024
+NO_ANSWER = "no answer"  # an empty or absent answer: not wrong, just not written yet
 _LETTER = re.compile(r"^[a-z]$")
 
 
@@ -92,12 +93,12 @@ def check_answer(question: Question, raw: Any) -> tuple[str | None, str | None]:
         ``(letter, problem)``: the normalised letter (or None) and a problem message (or None).
     """
     if raw is None:
-        return None, "no answer"
+        return None, NO_ANSWER
     if not isinstance(raw, str):
         return None, f"answer must be a string such as \"b\", got {type(raw).__name__}"
     letter = raw.strip().lower()
     if not letter:
-        return None, "no answer"
+        return None, NO_ANSWER
     if not _LETTER.match(letter):
         return None, f"answer must be one letter, got {raw.strip()[:20]!r}"
     if letter not in question.options:

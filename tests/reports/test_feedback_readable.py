@@ -11,8 +11,10 @@ from autograder.reports.feedback import markdown_text, render_feedback, render_f
 from autograder.spec.late import Lateness
 
 REPORT = {"assignment": "mini", "seconds": 1.5, "environment": {"seed": 1, "torch": "2"}, "notes": [],
-          "tasks": [{"id": "scale", "title": "Scale | shift", "score": 1.0, "max_score": 2.0, "status": "failed",
-                     "feedback": "# not a heading", "checks": [
+          "tasks": [{"id": "shift", "title": "Shift", "score": 1.0, "max_score": 1.0, "status": "passed",
+                     "feedback": "# not a heading", "checks": []},
+                    {"id": "scale", "title": "Scale | shift", "score": 0.0, "max_score": 1.0, "status": "failed",
+                     "feedback": "0 of 1 checks passed; first problem: masks", "checks": [
                          {"name": "scale.mask", "description": "masks future positions (j > i)", "status": "failed",
                           "message": "wrong <script>alert(1)</script> at `x` & [link](http://e.org) *bold*",
                           "hint": "use torch.triu(..., diagonal=1)"}]}]}
@@ -34,7 +36,7 @@ def test_markdown_keeps_text_readable_and_inert(tmp_path: Path) -> None:
     text = render_feedback(alice)
     assert "(j > i)" in text and "&gt;" not in text and "&lt;" not in text and "&amp;" not in text
     assert r"wrong \<script>alert(1)\</script> at \`x\` \& \[link\](http://e.org) \*bold\*" in text
-    assert "| Scale \\| shift | 1 / 2 | failed |" in text
+    assert "| Scale \\| shift | 0 / 1 | failed |" in text
     assert "\\# not a heading" in text
     assert "Hint: use torch.triu(..., diagonal=1)" in text
     assert "Reason: frank.zip is neither a folder nor a zip archive" in render_feedback(frank)

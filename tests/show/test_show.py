@@ -289,6 +289,7 @@ def test_untouched_template_gives_placeholders_saying_not_implemented(a3, tmp_pa
     assert all(p.probe_status == "not implemented" and p.reason.startswith("not implemented yet")
                for p in rendered.panels)
     assert "9 not implemented" in rendered.summary()
+    assert any(p.reason.startswith("not implemented yet: MultiHeadAttention.__init__ (") for p in rendered.panels)
     _assert_page_renders(rendered.page, tmp_path / "browser", len(A3_FIGURES))
 
 

@@ -1,0 +1,131 @@
+"""What ``grader check`` and a notebook's check cells tell the student to do next, in their own terms: the path they
+typed, the cell to re-run, the ``ANSWERS`` cell; and the messages of a few common mistakes (a NumPy array for a
+tensor, tensors that must be equal, unanswered questions)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.authoring.notebook_template import notebook_path
+from autograder.spec.assignment import load_assignment
+
+pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parents[2]
+
+# per assignment: the first task, and a wrong definition of its function (cell text)
+WRONG = {
+    "assignment3": ("causal_mask", ("def causal_mask(n):\n    import numpy as np\n\n"
+                                    "    return np.triu(np.ones((n, n), dtype=bool), k=1)")),
+    "assignment2": ("softmax", "def softmax(x, axis=-1):\n    return x * 1.0"),
+}
+
+
+def run_check(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "autograder.cli", "check", *args], capture_output=True, text=True,
+                          timeout=600, cwd=cwd, env=env, check=False)
+
+
+def next_line(output: str) -> str:
+    return next(line for line in output.splitlines() if line.startswith("Next: "))
+
+
+def test_a_package_path_is_repeated_and_common_mistakes_are_said_plainly(tmp_path: Path) -> None:
+    package = tmp_path / "work2" / "assignment3"
+    shutil.copytree(REPO / "reference_solutions" / "assignment3", package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copyfile(REPO / "student_template" / "assignment3" / "answers.toml", package / "answers.toml")
+    attention = package / "attention.py"
+    text = attention.read_text()
+    text = text.replace("return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)",
+                        "import numpy as np\n    return np.triu(np.ones((n, n), dtype=bool), k=1)")
+    text = text.replace("return x.reshape(batch, n, heads, dim // heads).transpose(1, 2)",
+                        "return x.reshape(batch, n, dim // heads, heads).permute(0, 3, 1, 2)")  # interleaved heads
+    attention.write_text(text)
+    (tmp_path / "here").mkdir()
+
+    result = run_check("assignment3", "../work2", "--task", "causal_mask", "--task", "head_split",
+                       cwd=tmp_path / "here")
+    out = result.stdout
+    assert result.returncode == 1 and "Traceback" not in out + result.stderr, out + result.stderr
+    assert "causal_mask returned a numpy.ndarray; return a torch.Tensor" in out
+    assert "dtype('bool')" not in out
+    split = out[out.index("head_split "):]
+    assert "the largest difference is" in split and "(must be equal)" in split, split
+    assert "16 of 16 questions not answered yet: q1–q16" in out and "no answer" not in out
+    assert next_line(out) == ("Next: fix causal_mask, the first failing task in the README's order, then run "
+                              "`grader check assignment3 ../work2 --task causal_mask --verbose`: it shows pytest's "
+                              "full output.")
+
+
+def test_a_notebook_path_is_repeated_and_its_answers_are_the_answers_cell(tmp_path: Path) -> None:
+    spec = load_assignment("assignment2")
+    (tmp_path / "nb").mkdir()
+    shutil.copyfile(notebook_path(spec), tmp_path / "nb" / "my work.ipynb")
+    (tmp_path / "here").mkdir()
+
+    result = run_check("assignment2", "../nb/my work.ipynb", "--task", "quiz", cwd=tmp_path / "here")
+    out = result.stdout
+    assert result.returncode == 1 and "Traceback" not in out + result.stderr, out + result.stderr
+    assert "10 of 10 questions not answered yet: q1–q10" in out
+    assert next_line(out) == ("Next: answer the quiz in the `ANSWERS` cell (the lines above say what is missing), "
+                              "then run `grader check assignment2 '../nb/my work.ipynb' --task quiz`.")
+
+
+def _small_notebook(name: str) -> dict:
+    """The generated notebook cut to: setup, the first task's module setup, its stub (filled wrongly), its check
+    cell and the call its Next line suggests, the quiz's ANSWERS and check cells, and the final check (the rest of
+    the tasks are not run)."""
+    task, wrong = WRONG[name]
+    spec = load_assignment(name)
+    notebook = json.loads(notebook_path(spec).read_text())
+    module = spec.task(task).modules[0]
+    roles = {"setup", f"setup-{module}", f"{task}-{task}", f"check-{task}", "answers", "check-quiz", "check-all"}
+    notebook["cells"] = [c for c in notebook["cells"] if c["id"].split("-", 1)[1] in roles]
+    for cell in notebook["cells"]:
+        if cell["id"].endswith(f"{task}-{task}"):
+            cell["source"] = wrong
+    check = next(n for n, c in enumerate(notebook["cells"]) if c["id"].endswith(f"check-{task}"))
+    suggested = {"cell_type": "code", "id": "c999-suggested", "metadata": {}, "outputs": [], "execution_count": None,
+                 "source": f'check_notebook("{name}", task="{task}", verbose=True);'}  # what the Next line says
+    notebook["cells"].insert(check + 1, suggested)
+    return notebook
+
+
+@pytest.mark.parametrize("name", ["assignment2", "assignment3"])
+def test_check_cells_name_the_cell_to_rerun_and_only_the_quiz_cells_speak_of_the_quiz(name: str, tmp_path: Path,
+                                                                                     monkeypatch) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    from nbclient import NotebookClient
+
+    task = WRONG[name][0]
+    notebook = nbformat.reads(json.dumps(_small_notebook(name)), as_version=4)
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    NotebookClient(notebook, kernel_name="python3", timeout=600,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = {c.id.split("-", 1)[1]: "".join(o.get("text", "") for o in c.outputs) for c in notebook.cells}
+
+    per_task = outputs[f"check-{task}"]
+    assert "quiz" not in per_task.lower() and "grader check" not in per_task, per_task
+    assert next_line(per_task) == (f"Next: fix {task}, the first failing task in the README's order, then re-run its "
+                                   f"check cell (`check_notebook(\"{name}\", task=\"{task}\", verbose=True)`): it "
+                                   f"shows pytest's full output.")
+    if name == "assignment3":
+        assert "causal_mask returned a numpy.ndarray; return a torch.Tensor" in per_task
+
+    assert "--- pytest's output of" in outputs["suggested"] and "quiz" not in outputs["suggested"].lower()
+
+    quiz = outputs["check-quiz"]
+    assert "questions not answered yet: q1–" in quiz and "answers.toml" not in quiz, quiz
+    assert next_line(quiz) == ("Next: answer the quiz in the `ANSWERS` cell (the lines above say what is missing), "
+                               f"then re-run its check cell (`check_notebook(\"{name}\", task=\"quiz\")`).")
+
+    final = outputs["check-all"]
+    assert "questions not answered yet" in final and "grader check" not in final and "answers.toml" not in final
+    assert f'check_notebook("{name}", task="{task}", verbose=True)' in next_line(final)
