@@ -264,6 +264,8 @@ def render_expected(assignment: Assignment | str, destination: Path | str | None
     spec = _resolve(assignment)
     catalog = load_catalog(spec)
     target = Path(destination).resolve() if destination is not None else catalog.expected
+    if destination is None:  # --out is checked by the CLI; the manifest's folder is checked here, before drawing
+        output_folder(target, "the expected figures' folder (the manifest's [figures] expected)")
     work = target.parent / f".{target.name}-rendering" if scratch is None else scratch
     try:
         rendered = render_figures(spec, spec.reference, work, expected=False)

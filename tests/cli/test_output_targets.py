@@ -11,6 +11,7 @@ empty class, refused for that later), so a target checked too late shows up as e
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,26 @@ def test_template_refuses_a_bad_template_folder(tmp_path: Path) -> None:
             "[assignment]\n", f'[assignment]\nreference = "{REFERENCE}"\ntemplate = "{target}"\n', 1))
         result = CliRunner().invoke(main, ["template", "assignment3"], env={"GRADER_ASSIGNMENTS": str(root)})
         assert_refused(result, "the template folder", ["template", str(target)])
+
+
+def test_show_reference_refuses_a_bad_expected_folder(tmp_path: Path) -> None:
+    """Without --out the expected PNGs go to the manifest's `[figures] expected`: a bad one is refused before
+    drawing."""
+    manifest = (REPO / "assignments" / "assignment3" / "assignment.toml").read_text()
+    (tmp_path / "a-file").write_text("a file, not a folder\n")
+    for number, target in enumerate(bad_folders(tmp_path, "expected")):
+        root = tmp_path / f"assignments{number}"
+        (root / "assignment3").mkdir(parents=True)
+        for entry in (REPO / "assignments" / "assignment3").iterdir():
+            if entry.name == "figures":  # figure files must lie inside the assignment: copied, not linked
+                shutil.copytree(entry, root / "assignment3" / entry.name)
+            elif entry.name != "assignment.toml":
+                (root / "assignment3" / entry.name).symlink_to(entry)
+        (root / "assignment3" / "assignment.toml").write_text(manifest.replace(
+            "[assignment]\n", f'[assignment]\nreference = "{REFERENCE}"\n', 1).replace(
+            "[figures]\n", f'[figures]\nexpected = "{target}"\n', 1))
+        result = CliRunner().invoke(main, ["show", "assignment3", "--reference"], env={"GRADER_ASSIGNMENTS": str(root)})
+        assert_refused(result, "the expected figures' folder", ["show", "--reference", str(target)])
 
 
 def test_new_refuses_a_bad_assignments_folder(tmp_path: Path) -> None:
