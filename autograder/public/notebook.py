@@ -13,7 +13,7 @@ from typing import Any
 from autograder.errors import NotebookError
 from autograder.public.warm import WarmWorker
 from autograder.spec.assignment import Assignment
-from autograder.submission.intake import default_work, prepare_submission
+from autograder.submission.intake import default_work, prepare_extraction, prepare_submission
 from autograder.submission.notebook.extract import Extraction, extract, write_package
 from autograder.submission.notebook.read import Cell, is_notebook, read_notebook
 from autograder.submission.package import PreparedSubmission
@@ -145,11 +145,13 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
             printer.header(CheckOutcome(package=prepared.shown))
             return run_public_tests(spec, prepared.package_dir, selected=selected, listener=printer,
                                     shown=prepared.shown, refused=prepared.refused, worker=kernel_worker())
-    extraction = notebook_extraction(spec)
-    printer.header(CheckOutcome(package=Path("this notebook")))
+    extraction = notebook_extraction(spec)  # prints what reading the cells found
+    here = Path("this notebook")
+    printer.header(CheckOutcome(package=here))
     with tempfile.TemporaryDirectory(prefix="check-notebook-") as scratch:
-        package = write_package(extraction, Path(scratch) / spec.package)
+        prepared = prepare_extraction(extraction, spec, Path(scratch), here, str(here), here)  # the size rule too
         if show_extracted is not None:
             write_package(extraction, Path(show_extracted))
-        outcome = run_public_tests(spec, package, selected=selected, listener=printer, worker=kernel_worker())
+        outcome = run_public_tests(spec, prepared.package_dir, selected=selected, listener=printer, shown=here,
+                                   refused=prepared.refused, worker=kernel_worker())
     return outcome

@@ -17,7 +17,7 @@ from typing import Any
 from autograder.errors import NotebookError, SubmissionError
 from autograder.spec.assignment import Assignment
 from autograder.submission.archive import Unpacked, unpack_zip
-from autograder.submission.notebook.extract import extract_notebook, extraction_summary
+from autograder.submission.notebook.extract import Extraction, extract_notebook, extraction_summary
 from autograder.submission.notebook.read import MAX_NOTEBOOK_BYTES, NOTEBOOK_SUFFIX, is_notebook
 from autograder.submission.package import (
     MAX_STUDENT_FILE_BYTES,
@@ -131,12 +131,27 @@ def _from_folder(root: Path, given: Path, assignment: Assignment, scratch: Path,
 
 def _from_notebook(notebook: Path, shown: Path, assignment: Assignment, scratch: Path,
                    label: str) -> PreparedSubmission:
-    extraction = extract_notebook(notebook, assignment)
-    prepared = new_prepared(scratch, assignment, notebook, label, shown)
+    return prepare_extraction(extract_notebook(notebook, assignment), assignment, scratch, notebook, label, shown)
+
+
+def prepare_extraction(extraction: Extraction, assignment: Assignment, scratch: Path, source: Path, label: str,
+                       shown: Path) -> PreparedSubmission:
+    """A notebook's extracted files as a prepared submission, under the same size rule as every other container
+    (also for the cells a kernel ran, which ``check_notebook`` extracts without a file).
+
+    Args:
+        extraction: What the notebook's cells gave.
+        assignment: The assignment.
+        scratch: A private empty folder.
+        source: The notebook (its name labels the extraction's notes).
+        label: How messages name it.
+        shown: How the work is named to the user.
+    """
+    prepared = new_prepared(scratch, assignment, source, label, shown)
     files: dict[str, bytes | int | None] = {name: extraction.files[name].encode("utf-8") if name in extraction.files
                                             else None for name in assignment.student_files}
     take_files(prepared, assignment, files)
-    prepared.ignored.append(extraction_summary(notebook.name, extraction))
+    prepared.ignored.append(extraction_summary(source.name, extraction))
     prepared.reading = list(extraction.notes)
     return prepared
 

@@ -137,6 +137,22 @@ def test_check_refuses_the_oversized_file_before_importing_it(oversized: dict[st
     assert result.output.count(MESSAGE) <= 2, result.output  # the note, and the module's own line at most
 
 
+def test_a_kernels_cells_meet_the_same_size_rule(oversized: dict[str, Path], assignment3: Assignment,
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """check_notebook() with no path tests the cells the kernel ran: the oversized definition is refused with the
+    same sentence, before anything imports it."""
+    from autograder.public import notebook as kernel_check
+    from autograder.submission.notebook.extract import extract_notebook
+
+    monkeypatch.setattr(kernel_check, "notebook_extraction",
+                        lambda spec, path=None: extract_notebook(oversized["notebook"], assignment3))
+    outcome = kernel_check.check_notebook("assignment3", task="sinusoidal_positions")
+    printed = capsys.readouterr().out
+    assert MESSAGE in printed and "endless loop" not in printed, printed
+    assert not outcome.ok
+
+
 def test_no_import_circle_inside_submission() -> None:
     """Every import between the modules of ``submission/`` (late ones inside functions too) runs one way."""
     import ast
