@@ -50,9 +50,8 @@ def import_circles(graph: dict[str, set[str]]) -> list[str]:
     def visit(module: str, trail: list[str]) -> None:
         state[module] = "open"
         for other in sorted(graph[module]):
-            if state.get(other) == "open":
-                circles.append(" -> ".join(trail[trail.index(other):] + [module, other] if other in trail
-                                           else [module, other]))
+            if state.get(other) == "open":  # ``other`` is on the walk's trail: the edge closes a circle
+                circles.append(" -> ".join(trail[trail.index(other):] + [module, other]))
             elif other not in state:
                 visit(other, trail + [module])
         state[module] = "done"
