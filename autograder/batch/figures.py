@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autograder.batch.failure import one_line
 from autograder.gradebook.export import FIGURE_STAMP, figures_folder, read_figure_stamp
 from autograder.reports.feedback import without_paths
 from autograder.spec.assignment import Assignment
@@ -51,8 +52,6 @@ def draw_figures(grader: Any, assignment: Assignment, path: Path, folder: Path, 
     Returns:
         Whether the page was written, and a one-line note.
     """
-    from autograder.batch.pool import one_line
-
     try:
         (folder / FIGURE_STAMP).unlink(missing_ok=True)  # a half-redrawn folder must not pass for the old one
         from autograder.show.render import render_figures

@@ -14,6 +14,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Callable
 
+from autograder.batch.failure import one_line
 from autograder.errors import GraderError
 from autograder.gradebook.store import ERROR, GRADED, Outcome
 from autograder.sandbox.procfs import kill_tree, peak_rss_mb
@@ -120,11 +121,6 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):  # pragma: no cover - not Linux
         pass
-
-
-def one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text if isinstance(exc, GraderError) else f"{type(exc).__name__}: {text}"
 
 
 def grade_one(grader: Any, path: Path, assignment: Assignment) -> Outcome:

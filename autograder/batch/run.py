@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from autograder.batch.discover import GRADESCOPE_METADATA, Entry, discover
+from autograder.batch.failure import one_line
 from autograder.batch.figures import FigureResult, needs_drawing
-from autograder.batch.fingerprint import assignment_fingerprint, raw_digest
-from autograder.batch.pool import GraderFactory, WorkerPool, WorkItem, one_line
+from autograder.batch.fingerprint import raw_digest
+from autograder.batch.pool import GraderFactory, WorkerPool, WorkItem
 from autograder.batch.progress import Progress
 from autograder.batch.queue import LEASE_SECONDS, ClaimQueue
 from autograder.batch.shard import select_shard
@@ -30,6 +31,7 @@ from autograder.gradebook.shards import ShardRecord, record_shard
 from autograder.gradebook.store import ERROR, GRADED, Gradebook, Outcome, SubmissionRow
 from autograder.show.render import declares_figures
 from autograder.spec.assignment import Assignment
+from autograder.spec.fingerprint import assignment_fingerprint
 from autograder.spec.late import NO_TIME, Lateness, LatePolicy, lateness
 from autograder.submission.sources import digest_and_sources
 from autograder.util.safety import printable

@@ -13,7 +13,6 @@ from typing import Any
 import torch
 
 from autograder import __version__
-from autograder.batch.fingerprint import assignment_fingerprint
 from autograder.errors import AssignmentError, WorkerDied
 from autograder.grading.dependencies import OwnDependencies, own_dependencies, short_names
 from autograder.grading.jobs import CheckBatch, Jobs, read_outputs
@@ -39,6 +38,7 @@ from autograder.sandbox.host import (
 )
 from autograder.sandbox.memory import GRADER_OOM_SCORE_ADJ, current_plan, set_oom_score_adj
 from autograder.spec.assignment import Assignment, Task
+from autograder.spec.fingerprint import assignment_fingerprint
 from autograder.spec.mutation import diagnosable_mistakes
 from autograder.spec.quiz import (
     grade_answers,

@@ -3,7 +3,7 @@
 One submission graded alone (a fresh Gradescope container, a CI runner) would otherwise run every probe twice:
 on the student's code in the sandbox and on the reference in the parent. The store keeps what the parent
 computed, under a key that changes whenever anything that decides those outputs changes (the assignment's
-checks, reference, assets and seed: :func:`autograder.batch.fingerprint.assignment_fingerprint`; the grader's
+checks, reference, assets and seed: :func:`autograder.spec.fingerprint.assignment_fingerprint`; the grader's
 own probe and transport code; torch's version).
 
 Only the grader writes the store (a private folder, mode 0700, hidden from jobs like the assignments: see

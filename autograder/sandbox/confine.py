@@ -14,19 +14,16 @@ import signal
 import socket
 import sys
 import tempfile
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
 from autograder.errors import TrialFailed
 from autograder.sandbox import linux
 from autograder.sandbox.linux import prctl_quietly
+from autograder.sandbox.plan import Plan
 from autograder.sandbox.procfs import threads_of_user
 from autograder.util.paths import PACKAGE_DIR
-
-if TYPE_CHECKING:  # the zygote module imports this one
-    from autograder.sandbox.zygote import Plan
-
 
 PRIVATE_PLACES = ("/tmp", "/var/tmp", "/dev/shm", "/root", "/home", "/run", "/srv")
 

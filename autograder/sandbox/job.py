@@ -30,7 +30,7 @@ import sys
 import time
 import traceback
 import types
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from safetensors.torch import save as save_safetensors
@@ -49,11 +49,8 @@ from autograder.sandbox.confine import (
 )
 from autograder.sandbox.linux import prctl_quietly
 from autograder.sandbox.memory import JOB_OOM_SCORE_ADJ, set_oom_score_adj
+from autograder.sandbox.plan import Plan
 from autograder.util.paths import PACKAGE_ROOT
-
-if TYPE_CHECKING:  # the zygote module imports this one
-    from autograder.sandbox.zygote import Plan
-
 
 REFERENCE_PACKAGE = "_grader_reference"
 

@@ -16,88 +16,37 @@ import torch
 from autograder.sandbox import linux
 from autograder.sandbox.job import start_job
 from autograder.sandbox.linux import prctl_quietly
+from autograder.sandbox.plan import Plan
 from autograder.sandbox.procfs import children_of
-from autograder.sandbox.tiers import TIERS, tier_of
-from autograder.util.paths import PACKAGE_ROOT
+from autograder.sandbox.tiers import TIERS
 
 
-class Plan:
-    """The isolation features applied to every job, and the paths they need.
-
-    Attributes:
-        features: Tier names in force (see autograder.sandbox.tiers.TIERS) plus details (``landlock-net``,
-            ``landlock-scope``, ``nproc``).
-        uid, gid: The unprivileged user jobs run as (root only).
-        protected: Folders the job must not see (the grader, instructor material, scratch folders).
-        keep: Folders of the Python installation a job needs to read (kept visible inside hidden places).
-    """
-
-    def __init__(self, config: dict[str, Any], pidns: bool = False) -> None:
-        self.config = config
-        self.pidns = pidns
-        self.root = os.geteuid() == 0
-        self.uid = int(config.get("uid", 60000))
-        self.gid = int(config.get("gid", self.uid))
-        self.protected = sorted({os.path.realpath(p) for p in config.get("protected", [])})
-        self.keep = _python_paths(self.protected)
-        self.abi = linux.landlock_abi()
-        self.features: set[str] = {"rlimits"}
-        self.notes: dict[str, str] = {}
-
-    @property
-    def namespaces(self) -> bool:
-        return "namespaces" in self.features
-
-    def summary(self) -> dict[str, Any]:
-        return {"features": sorted(self.features), "tier": tier_of(self.features), "notes": self.notes,
-                "uid": self.uid if "uid" in self.features else os.geteuid(), "landlock_abi": self.abi}
-
-    def detect(self) -> None:
-        """Try each feature on top of the ones that already work, keeping those whose trial job passes."""
-        allowed = TIERS[: TIERS.index(self.config.get("max_tier", "uid")) + 1]
-        candidates = [t for t in ("namespaces", "uid", "landlock") if t in allowed]
-        for feature in candidates:
-            if feature == "uid" and not self.root:
-                self.notes["uid"] = "the grader does not run as root"
-                continue
-            if feature == "namespaces" and not self.pidns:
-                self.notes.setdefault("namespaces", "the worker could not enter a PID namespace")
-                continue
-            if feature == "landlock" and self.abi < 1:
-                self.notes["landlock"] = "Landlock is not available in this kernel"
-                continue
-            self.features.add(feature)
-            problem = _trial(self)
-            if problem:
-                self.features.discard(feature)
-                self.notes[feature] = problem
-        if "landlock" in self.features:
-            if self.abi >= 4:
-                self.features.add("landlock-net")
-            if self.abi >= 6:
-                self.features.add("landlock-scope")
-        if "uid" in self.features or not self.root:
-            self.features.add("nproc")  # RLIMIT_NPROC is ignored for root
-
-
-def _python_paths(protected: list[str]) -> list[str]:
-    """The folders of the Python installation and its packages (never the grader's own folder)."""
-    import sysconfig
-
-    candidates = [p for p in sys.path if p and os.path.isdir(p)]
-    candidates += [sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")]
-    libdir = sysconfig.get_config_var("LIBDIR")
-    if libdir:
-        candidates.append(libdir)
-    keep = set()
-    for path in candidates:
-        real = os.path.realpath(path)
-        if real == str(PACKAGE_ROOT) or not os.path.isdir(real):
+def _detect(plan: Plan) -> None:
+    """Try each feature on top of the ones that already work, keeping those whose trial job passes."""
+    allowed = TIERS[: TIERS.index(plan.config.get("max_tier", "uid")) + 1]
+    candidates = [t for t in ("namespaces", "uid", "landlock") if t in allowed]
+    for feature in candidates:
+        if feature == "uid" and not plan.root:
+            plan.notes["uid"] = "the grader does not run as root"
             continue
-        if any(linux.inside(p, real) for p in protected + [str(PACKAGE_ROOT)]):
-            continue  # a folder that contains the grader or instructor material is never exposed whole
-        keep.add(real)
-    return sorted(keep)
+        if feature == "namespaces" and not plan.pidns:
+            plan.notes.setdefault("namespaces", "the worker could not enter a PID namespace")
+            continue
+        if feature == "landlock" and plan.abi < 1:
+            plan.notes["landlock"] = "Landlock is not available in this kernel"
+            continue
+        plan.features.add(feature)
+        problem = _trial(plan)
+        if problem:
+            plan.features.discard(feature)
+            plan.notes[feature] = problem
+    if "landlock" in plan.features:
+        if plan.abi >= 4:
+            plan.features.add("landlock-net")
+        if plan.abi >= 6:
+            plan.features.add("landlock-scope")
+    if "uid" in plan.features or not plan.root:
+        plan.features.add("nproc")  # RLIMIT_NPROC is ignored for root
 
 
 def _trial(plan: Plan) -> str:
@@ -156,7 +105,7 @@ def main(config: dict[str, Any] | None = None, pidns: bool = False, note: str = 
     plan = Plan(config, pidns)
     if note:
         plan.notes["namespaces"] = note
-    plan.detect()
+    _detect(plan)
     if config.get("warm_up", True):
         _warm_up()
     channel.write(json.dumps({"ready": True, "isolation": plan.summary(), "capability": capability}) + "\n")

@@ -18,10 +18,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from autograder.batch.fingerprint import assignment_fingerprint
 from autograder.judge.verdict import unambiguous_mistake
 from autograder.sandbox.host import Zygote, new_scratch
 from autograder.spec.assignment import Assignment, Task
+from autograder.spec.fingerprint import assignment_fingerprint
 from autograder.spec.mutation import MUTATION_FOLDERS, Mutation, apply_mutation, diagnosable_mistakes
 from autograder.submission.intake import prepare_submission
 from autograder.submission.package import PreparedSubmission

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder.batch.fingerprint import assignment_fingerprint
 from autograder.judge import refcache
 from autograder.judge.refcache import ReferenceStore, cache_root
 from autograder.judge.verdict import Judge
 from autograder.probe.checks import collect_checks, load_checks_file
 from autograder.probe.context import derive_seed
 from autograder.sandbox.host import default_protected
+from autograder.spec.fingerprint import assignment_fingerprint
 from autograder.spec.reference import load_package
 
 

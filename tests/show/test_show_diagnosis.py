@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from autograder.authoring.closure import imported_names, module_file
 from autograder.authoring.release import student_grader_modules
 from autograder.cli import main
 from autograder.errors import AssignmentError
@@ -35,28 +34,7 @@ REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENTS = sorted(p.name for p in (REPO / "assignments").iterdir() if (p / "figures").is_dir())
 
 
-# -- the shape: no circle, one writer of a cause, none in the student release ----------------------------------
-
-
-def test_show_has_no_import_circle():
-    modules = {f"autograder.show.{p.stem}" if p.stem != "__init__" else "autograder.show"
-               for p in (PACKAGE_DIR / "show").glob("*.py")}
-    # ``from . import figures`` names the package too, which Python initialises before any submodule: no edge
-    edges = {m: {n for n in imported_names(m, module_file(m)) if n in modules - {m, "autograder.show"}}
-             for m in modules}
-    state: dict[str, str] = {}
-
-    def visit(module: str, path: list[str]) -> None:
-        state[module] = "open"
-        for other in sorted(edges[module]):
-            assert state.get(other) != "open", f"import circle: {' -> '.join(path + [module, other])}"
-            if other not in state:
-                visit(other, path + [module])
-        state[module] = "done"
-
-    for module in sorted(modules):
-        if module not in state:
-            visit(module, [])
+# -- the shape: one writer of a cause, none in the student release (no circle: tests/test_import_graph.py) ------
 
 
 def _writes_of_a_cause(path: Path) -> list[int]:
