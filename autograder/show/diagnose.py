@@ -23,7 +23,8 @@ from autograder.judge.verdict import unambiguous_mistake
 from autograder.sandbox.host import Zygote, new_scratch
 from autograder.spec.assignment import Assignment, Task
 from autograder.spec.mutation import MUTATION_FOLDERS, Mutation, apply_mutation, diagnosable_mistakes
-from autograder.submission.package import PreparedSubmission, prepare_submission
+from autograder.submission.intake import prepare_submission
+from autograder.submission.package import PreparedSubmission
 
 from ._jobs import FigureJobs, probe_name
 from .catalog import Catalog
