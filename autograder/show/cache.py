@@ -11,6 +11,8 @@ changes nothing).
 Only a probe that gave outputs and printed nothing is kept (a failure, a time-out or printed text is run again,
 so the page's "what your code printed" is always this run's). What is kept is the worker's own transport (its
 JSON description and safetensors bytes), decoded on reuse by the same untrusted-input decoder as a fresh result.
+Each figure drawn from a kept result is kept too (its PNG and notes, under the probe's key and the drawing code's
+digest), so a re-run draws only the figures whose probe ran again.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +32,13 @@ from autograder.public.watch import QUIZ, REST, code_digests
 from autograder.spec.assignment import Assignment
 
 from .catalog import API_SOURCE, Catalog
-from .figures import Probe
+from .figures import Figure, Probe
 from .outcome import OK, ProbeResult
+from .panel import Panel
 
 CACHE_FOLDER = ".cache"
 IMPORTS = "imports"
+DRAWING = Path(__file__).with_name("draw.py")  # read, not imported: a page found whole never loads matplotlib
 
 
 def grader_version() -> str:
@@ -69,6 +74,8 @@ class FigureCache:
         digests: The student's code, digest per function and per module's other code.
         files: Probe name to the digest of its figure file and helpers.
         reach: Probe name to the function names it reaches (None: all).
+        good: Probe name to its key, for each probe whose result was found here or kept this run (the figures
+            drawn from these are kept too).
     """
 
     folder: Path
@@ -76,11 +83,12 @@ class FigureCache:
     digests: dict[str, str]
     files: dict[str, str]
     reach: dict[str, set[str] | None]
+    good: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def beside(cls, page_folder: Path, assignment: Assignment, catalog: Catalog, package: Path) -> FigureCache:
         """The cache of the page in ``page_folder`` for the student's package copied at ``package``."""
-        common = _digest(grader_version(), str(assignment.seed), API_SOURCE)
+        common = _digest(grader_version(), str(assignment.seed), API_SOURCE, DRAWING.read_text(encoding="utf-8"))
         files, reach = {}, {}
         for file in catalog.files:
             source = _digest(file.source, *(f"{name}\0{file.helpers[name]}" for name in sorted(file.helpers)))
@@ -104,7 +112,8 @@ class FigureCache:
 
     def lookup(self, probe: Probe, broken: dict[str, str]) -> ProbeResult | None:
         """The kept result of ``probe``, decoded as a fresh one is; None if there is none (or it cannot be read)."""
-        stored = self._read(self.key(probe, broken))
+        key = self.key(probe, broken)
+        stored = self._read(key)
         if stored is None:
             return None
         entry, tensors = stored
@@ -112,6 +121,7 @@ class FigureCache:
             outputs = decode_outputs(entry.get("values"), tensors)
         except TransportError:
             return None  # a damaged entry: run the probe again
+        self.good[probe.name] = key
         return ProbeResult(OK, "", outputs, seconds_of(entry.get("seconds")))
 
     def keep(self, probe: Probe, broken: dict[str, str], result: ProbeResult, printed: bool) -> None:
@@ -119,7 +129,31 @@ class FigureCache:
         if result.status != OK or printed or result.transport is None:
             return
         values, tensors = result.transport
-        self._write(self.key(probe, broken), {"values": values, "seconds": result.seconds}, tensors)
+        key = self.key(probe, broken)
+        self._write(key, {"values": values, "seconds": result.seconds}, tensors)
+        self.good[probe.name] = key
+
+    def panel(self, figure: Figure, folder: Path) -> Panel | None:
+        """The kept drawing of ``figure`` (its PNG copied into ``folder``), if its probe's result is good here."""
+        key = self.good.get(figure.probe.name)
+        stored = self._read(f"{key}.{figure.name}") if key is not None else None
+        image = self.folder / f"{key}.{figure.name}.png"
+        if stored is None or not image.is_file():
+            return None
+        entry = stored[0]
+        shutil.copyfile(image, folder / f"{figure.name}.png")
+        return Panel(figure, f"{figure.name}.png", str(entry["status"]), str(entry["reason"]),
+                     [(str(kind), str(text)) for kind, text in entry["notes"]], str(entry["probe_status"]))
+
+    def keep_panel(self, panel: Panel, folder: Path) -> None:
+        """Keep a figure drawn from a good result (its PNG and what the page lists under it)."""
+        key = self.good.get(panel.figure.probe.name)
+        if key is None:
+            return
+        name = f"{key}.{panel.figure.name}"
+        _atomic(self.folder / f"{name}.png", (folder / panel.image).read_bytes())
+        self._write(name, {"status": panel.status, "reason": panel.reason, "notes": panel.notes,
+                           "probe_status": panel.probe_status}, None)
 
     def lookup_imports(self) -> bool:
         """Whether this code is known to import cleanly (no module broken, nothing printed)."""

@@ -145,9 +145,9 @@ def _render(spec: Assignment, prepared: PreparedSubmission, out: Path | str | No
         with ThreadPoolExecutor(1) as pool:
             running = pool.submit(run_probes, spec, catalog, prepared, workers, lambda *item: arrived.put(item),
                                   zygotes or own, kept)
-            drawn = _draw_as_they_arrive(catalog, arrived, running, folder)
+            drawn = _draw_as_they_arrive(catalog, arrived, running, folder, kept)
         outcome = running.result()
-        panels = [drawn.get(figure.name) or _draw(figure, outcome.probes.get(figure.probe.name), folder)
+        panels = [drawn.get(figure.name) or _draw(figure, outcome.probes.get(figure.probe.name), folder, kept)
                   for figure in catalog.figures]
         diagnoser = grading_diagnoser(spec, catalog)
         if diagnoser is not None:
@@ -181,7 +181,7 @@ def _check_folder(folder: Path, given: bool) -> None:
 
 
 def _draw_as_they_arrive(catalog: Catalog, arrived: queue.SimpleQueue[tuple[str, ProbeResult]],
-                         running: Future, folder: Path) -> dict[str, Panel]:
+                         running: Future, folder: Path, kept: FigureCache | None = None) -> dict[str, Panel]:
     """Draw each figure as soon as its probe's result arrives, while the slower probes still run (the parent's
     drawing overlaps the sandbox's work instead of following it)."""
     drawn: dict[str, Panel] = {}
@@ -193,13 +193,20 @@ def _draw_as_they_arrive(catalog: Catalog, arrived: queue.SimpleQueue[tuple[str,
                 return drawn
             continue
         for figure in (f for f in catalog.figures if f.probe.name == name):
-            drawn[figure.name] = _draw(figure, result, folder)
+            drawn[figure.name] = _draw(figure, result, folder, kept)
 
 
-def _draw(figure: Figure, result: ProbeResult | None, folder: Path) -> Panel:
-    from .draw import draw_panel  # matplotlib loads here, once the workers are starting
+def _draw(figure: Figure, result: ProbeResult | None, folder: Path, kept: FigureCache | None = None) -> Panel:
+    """The figure as kept in the cache when its probe's result is, else drawn now (and kept if its result is)."""
+    panel = kept.panel(figure, folder) if kept is not None else None
+    if panel is not None:
+        return panel
+    from .draw import draw_panel  # matplotlib loads here, once the workers are starting (never if all are kept)
 
-    return draw_panel(figure, result, folder)
+    panel = draw_panel(figure, result, folder)
+    if kept is not None:
+        kept.keep_panel(panel, folder)
+    return panel
 
 
 def declares_figures(assignment: Assignment) -> bool:

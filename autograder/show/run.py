@@ -132,12 +132,15 @@ def _serve(jobs: FigureJobs, prepared: Any, broken: dict[str, str], printed: lis
 
     def run(task: Task, zygote: Zygote) -> None:
         said: list[str] = []
-        done = jobs.run_task(task, prepared, broken, said, zygote, on_result, only=stale[task.id])
-        printed.extend(said)
-        results.update(done)
-        for name, result in done.items():
-            if cache is not None:
+
+        def heard(name: str, result: ProbeResult) -> None:
+            if cache is not None:  # kept before it is drawn, so its figures are kept too
                 cache.keep(probes[name], broken, result, bool(said))
+            if on_result is not None:
+                on_result(name, result)
+
+        results.update(jobs.run_task(task, prepared, broken, said, zygote, heard, only=stale[task.id]))
+        printed.extend(said)
 
     todo = sorted((task for task in jobs.tasks if stale[task.id]), key=lambda t: -t.timeout)
     jobs.jobs.serve(todo, run)  # what no worker ran is drawn as "not run"
