@@ -2,9 +2,10 @@
 
 A probe's key digests the grader's version, the assignment's seed, the declaration API, the probe's figure file
 (with its helpers), the probe's name and time limit, the modules the sandbox could not import, and the student's
-code the probe reaches: the functions of the tasks it declares (``@probe(tasks=...)``) and, transitively, what
-they ``uses`` in the manifest, plus every module's code outside the tasks' functions (a helper, an import, a
-constant may reach anything). A probe that declares no task reaches all of the student's code. The function
+code the probe reaches: the functions of the tasks it declares (``@probe(reaches=...)``, else ``tasks=``) and,
+transitively, what they ``uses`` in the manifest, plus every module's code outside the tasks' functions (a
+helper, an import, a constant may reach anything). A probe that declares neither reaches all of the student's
+code. The function
 digests are ``grader check --watch``'s (:func:`autograder.public.watch.code_digests`: a comment or a blank line
 changes nothing).
 
@@ -94,7 +95,7 @@ class FigureCache:
             source = _digest(file.source, *(f"{name}\0{file.helpers[name]}" for name in sorted(file.helpers)))
             for probe in file.probes:
                 files[probe.name] = source
-                reach[probe.name] = reached(assignment, probe.tasks)
+                reach[probe.name] = reached(assignment, probe.reaches or probe.tasks)
         digests = {key: value for key, value in code_digests(assignment, package).items() if key != QUIZ}
         return cls(page_folder / CACHE_FOLDER, common, digests, files, reach)
 
