@@ -4,19 +4,28 @@ Run from the repository root::
 
     python benchmarks/bench_show.py                       # assignment3 on the reference, 3 runs
     python benchmarks/bench_show.py --assignment assignment2 --path student_template/assignment2 --repeat 1
+    python benchmarks/bench_show.py --change kv_cache.kv_cache_bytes    # also: a re-run after one function changed
 
 Each run is a fresh ``grader show`` process (as a student runs it: interpreter start, imports, the sandboxed
 workers' start, every probe including the short training run, drawing and the page). Reported per run: wall
 seconds, CPU seconds of every process of the tree (user + system, sampled every 50 ms: the work itself, whatever
-the machine's load; a process shorter than a sample is missed), the peak RSS of the largest single process (the grader or a worker: ``getrusage``), and the peak of
-the whole process tree's RSS summed (sampled every 50 ms); then the medians, against the target (20 s). The load
-average is printed too: the machine is shared, and a busy one is slower.
+the machine's load; a process shorter than a sample is missed), the peak RSS of the largest single process (the
+grader or a worker: ``getrusage``), and the peak of the whole process tree's RSS summed (sampled every 50 ms); then
+the medians, against the targets (20 s, and 4 s cold). Each run writes a fresh folder, so its figure cache
+(``<out>/.cache/``) is empty: every run is cold.
+
+With ``--change module.function`` each run copies the work, draws it cold, then inserts one statement into that
+function (a change of its syntax tree, the outputs unchanged) and draws it again into the same folder: the re-run
+finds the other figures in the cache and runs only the probes that reach the function (target 1.5 s). The load
+average is printed with every figure: the machine is shared, and a busy one is slower.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import os
+import shutil
 import resource
 import statistics
 import subprocess
@@ -33,6 +42,7 @@ from figures import figure, load_now  # noqa: E402
 
 TARGET_SECONDS = 20.0  # the first target of grader show
 COLD_TARGET_SECONDS = 4.0  # the reference, cold, on two cores: start-ups overlapped
+CHANGED_TARGET_SECONDS = 1.5  # a re-run after one function changed: only the figures that depend on it
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -95,11 +105,47 @@ def run_once(assignment: str, path: Path, out: Path) -> dict[str, float | str]:
             "summary": stdout.strip().splitlines()[0] if stdout.strip() else ""}
 
 
+def change_function(package: Path, qualified: str, index: int) -> None:
+    """Insert ``_changed = <index>`` as the first statement of ``module.function``'s body (after its docstring)."""
+    module, name = qualified.split(".", 1)
+    path = package / f"{module}.py"
+    lines = path.read_text().splitlines(keepends=True)
+    node = next((n for n in ast.parse("".join(lines)).body if getattr(n, "name", None) == name), None)
+    if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        raise SystemExit(f"--change: no function {name} in {path}")
+    first = node.body[1] if ast.get_docstring(node) is not None and len(node.body) > 1 else node.body[0]
+    indent = lines[first.lineno - 1][: first.col_offset]
+    lines.insert(first.lineno - 1, f"{indent}_changed = {index}\n")
+    path.write_text("".join(lines))
+
+
+def changed_runs(assignment: str, path: Path, qualified: str, repeat: int, scratch: Path) -> None:
+    """Per repeat: a cold run on a copy of the work, then one function changed and a re-run into the same folder."""
+    cold, warm, loads = [], [], []
+    for index in range(repeat):
+        work = scratch / f"changed-{index}" / path.name
+        shutil.copytree(path, work)
+        out = scratch / f"changed-{index}" / "figures"
+        loads.append(load_now())
+        cold.append(run_once(assignment, work, out))
+        change_function(work, qualified, index)
+        loads.append(load_now())
+        warm.append(run_once(assignment, work, out))
+        print(f"  run {index + 1}: cold {cold[-1]['wall']:.1f} s [{cold[-1]['summary']}]; after {qualified} changed "
+              f"{warm[-1]['wall']:.1f} s wall, {warm[-1]['cpu']:.1f} s CPU [{warm[-1]['summary']}]")
+    print(figure("median wall, cold", statistics.median(r["wall"] for r in cold), " s", COLD_TARGET_SECONDS,
+                 max(loads)))
+    print(figure(f"median wall after {qualified} changed", statistics.median(r["wall"] for r in warm), " s",
+                 CHANGED_TARGET_SECONDS, max(loads)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--assignment", default="assignment3")
     parser.add_argument("--path", type=Path, help="the work to draw (default: the assignment's reference solution)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--change", metavar="MODULE.FUNCTION",
+                        help="also time a re-run after this function changed (the figure cache kept)")
     args = parser.parse_args()
     path = args.path or ROOT / "reference_solutions" / args.assignment
     print(f"grader show {args.assignment} {path}  ({os.cpu_count()} CPUs, load average "
@@ -111,8 +157,10 @@ def main() -> None:
             loads.append(load_now())
             run = run_once(args.assignment, path, Path(scratch) / f"run-{index}")
             runs.append(run)
-            print(f"  run {index + 1}: {run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU (all processes), largest process {run['largest_mb']:.0f} MB, "
-                  f"process tree {run['tree_mb']:.0f} MB  [{run['summary']}]")
+            print(f"  run {index + 1}: {run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU (all processes), largest "
+                  f"process {run['largest_mb']:.0f} MB, process tree {run['tree_mb']:.0f} MB  [{run['summary']}]")
+        if args.change:
+            changed_runs(args.assignment, path, args.change, args.repeat, Path(scratch))
     wall = statistics.median(r["wall"] for r in runs)
     cpu = statistics.median(r["cpu"] for r in runs)
     tree = statistics.median(r["tree_mb"] for r in runs)

@@ -56,8 +56,8 @@ def draw_figures(grader: Any, assignment: Assignment, path: Path, folder: Path, 
         (folder / FIGURE_STAMP).unlink(missing_ok=True)  # a half-redrawn folder must not pass for the old one
         from autograder.show.render import render_figures
 
-        rendered = render_figures(assignment, path, out=folder, expected=None,
-                                  zygotes=getattr(grader, "zygotes", None) or None)
+        rendered = render_figures(assignment, path, out=folder, expected=None,  # handed out: no figure cache
+                                  zygotes=getattr(grader, "zygotes", None) or None, cache=False)
         _scrub_page(rendered.page)
         panels = [{"name": p.figure.name, "title": p.figure.title, "image": p.image, "status": p.status}
                   for p in rendered.panels]

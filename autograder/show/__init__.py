@@ -25,7 +25,8 @@ def show(assignment: str, path: str | Path | None = None, out: str | Path | None
         path: The student's package folder, a folder holding it, a zip, or a saved notebook (``.ipynb``). By
             default, inside a notebook, the cells this kernel ran; elsewhere this folder (its package or notebook).
         out: The output folder (default ``<work>/../<package>-figures/``; ``./<package>-figures/`` for a kernel).
-        **options: ``expected`` (bool) and ``workers`` (int), as for :func:`autograder.show.render.render_figures`.
+        **options: ``expected`` (bool), ``workers`` (int) and ``cache`` (bool: keep figures in ``<out>/.cache/``), as
+            for :func:`autograder.show.render.render_figures`.
 
     Returns:
         The path of the page (a :class:`~autograder.show.inline.Shown`: also ``.page``, ``.folder``, ``.panels``,

@@ -9,6 +9,7 @@ from functools import partial
 from typing import Any
 
 from autograder.grading.jobs import CheckBatch, Jobs, read_outputs
+from autograder.grading.records import read_tensor_file
 from autograder.probe import derive_seed
 from autograder.probe.checks import Check
 from autograder.reports.results import PASSED, CheckResult
@@ -41,6 +42,7 @@ class FigureJobs:
         self.jobs = Jobs(assignment, zygotes, current_plan(assignment.memory_mb, len(zygotes)))
         self.tasks: list[Task] = []
         self.probes: dict[str, list[Check]] = {}
+        self.declared: list[Probe] = []  # every probe, in declaration order
         self.batches: dict[str, CheckBatch] = {}
         for file in catalog.files:
             for timeout, probes in itertools.groupby(sorted(file.probes, key=lambda p: -p.timeout),
@@ -51,6 +53,7 @@ class FigureJobs:
         task = Task(id=f"figures:{file.path.stem}:{timeout:g}", title=f"figures of {file.path.name}", points=0.0,
                     checks=file.path, timeout=timeout)
         self.probes[task.id] = [p.__check__ for p in probes]
+        self.declared += probes
         # The declaration API travels with the file like a checks helper: the worker cannot import the grader.
         self.batches[task.id] = CheckBatch(label=task.id, timeout=timeout, checks_source=file.source,
                                            helper_sources={API_MODULE: API_SOURCE, **file.helpers})
@@ -68,16 +71,16 @@ class FigureJobs:
         parent draws meanwhile). Safe to call from several threads at once, on different zygotes."""
         pending = [(check, derive_seed(self.assignment.seed, check.name)) for check in self.probes[task.id]
                    if only is None or probe_name(check) in only]
-        captured: dict[str, dict[str, Any]] = {}
+        captured: dict[str, tuple[dict[str, Any], tuple[Any, bytes | None]]] = {}
         results: dict[str, ProbeResult] = {}
         while pending:
             done = self.jobs.run_checks(self.batches[task.id], pending, prepared, broken, printed,
                                         partial(_capture, captured), zygote)
             for (check, _), result in zip(pending, done):
                 status = STATUS.get(result.status, "error")
-                outputs = captured.pop(check.name, {}) if status == OK else {}
+                outputs, transport = captured.pop(check.name, ({}, None)) if status == OK else ({}, None)
                 results[probe_name(check)] = ProbeResult(status, "" if status == OK else result.message, outputs,
-                                                         result.seconds)
+                                                         result.seconds, transport)
                 if on_result is not None:
                     on_result(probe_name(check), results[probe_name(check)])
             pending = pending[len(done):]
@@ -89,11 +92,13 @@ def probe_name(check: Check) -> str:
     return check.name.split(".", 1)[1]
 
 
-def _capture(captured: dict[str, dict[str, Any]], check: Check, seed: int, record: dict[str, Any], result: JobResult,
-             base: CheckResult) -> CheckResult:
-    """Capture a probe's decoded outputs (untrusted bytes, decoded here as for grading); nothing is judged."""
+def _capture(captured: dict[str, tuple[dict[str, Any], tuple[Any, bytes | None]]], check: Check, seed: int,
+             record: dict[str, Any], result: JobResult, base: CheckResult) -> CheckResult:
+    """Capture a probe's decoded outputs (untrusted bytes, decoded here as for grading), with the bytes as
+    received (what the figure cache keeps); nothing is judged."""
     outputs = read_outputs(record, result, base)
     if outputs is None:
         return base
-    captured[check.name] = dict(outputs)
+    received = (record.get("values"), read_tensor_file(result.job_dir, record.get("tensors")))
+    captured[check.name] = (dict(outputs), received)
     return replace(base, status=PASSED)

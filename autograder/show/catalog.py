@@ -97,7 +97,7 @@ def _load_file(assignment: Assignment, name: str) -> FigureFile:
         if problem:
             raise AssignmentError(f"{name}: {problem}")
     for item in probes:
-        unknown = [task for task in item.tasks if task not in assignment.task_ids]
+        unknown = [task for task in item.tasks + item.reaches if task not in assignment.task_ids]
         if unknown:
             raise AssignmentError(f"{name}: probe {item.name} names unknown tasks {unknown} "
                                   f"(tasks of {assignment.name}: {', '.join(assignment.task_ids)})")

@@ -61,6 +61,9 @@ class Probe:
         tasks: The tasks whose known mistakes may explain what its figures show wrong: where the grading material
             is present (the instructor's copy), a figure with a ✗ note names the one mistake of these tasks that
             the student's numbers match (``autograder/show/diagnose.py``); nowhere else is a cause named.
+        reaches: The tasks whose functions the probe calls, for the figure cache (``autograder/show/cache.py``):
+            its result is reused while their code (and what they ``uses``) is unchanged. Default: ``tasks``; a
+            probe that declares neither reaches all of the student's code.
     """
 
     name: str
@@ -68,6 +71,7 @@ class Probe:
     timeout: float = DEFAULT_TIMEOUT
     description: str = ""
     tasks: tuple[str, ...] = ()
+    reaches: tuple[str, ...] = ()
 
     @property
     def __check__(self) -> Check:
@@ -98,8 +102,8 @@ class Figure:
     size: tuple[float, float] = (8.0, 3.6)
 
 
-def probe(timeout: float = DEFAULT_TIMEOUT, description: str = "",
-          tasks: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], Probe]:
+def probe(timeout: float = DEFAULT_TIMEOUT, description: str = "", tasks: tuple[str, ...] = (),
+          reaches: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], Probe]:
     """Declare the decorated ``(impl, ctx) -> dict`` function as a probe run in the sandbox.
 
     Args:
@@ -107,6 +111,8 @@ def probe(timeout: float = DEFAULT_TIMEOUT, description: str = "",
         description: What it runs (default: the docstring's first line).
         tasks: Task ids whose known mistakes may explain its outputs (see :class:`Probe`); each known mistake costs
             one extra sandboxed run of the probe when a figure shows something wrong, so keep slow probes out.
+        reaches: Task ids whose functions it calls, where they are not ``tasks`` (see :class:`Probe`): a slow probe
+            names them here, so a change elsewhere does not run it again.
 
     Returns:
         A decorator returning the :class:`Probe`.
@@ -115,7 +121,7 @@ def probe(timeout: float = DEFAULT_TIMEOUT, description: str = "",
     def decorate(function: Callable[..., Any]) -> Probe:
         text = description or (function.__doc__ or function.__name__).strip().splitlines()[0]
         return Probe(name=function.__name__, function=function, timeout=float(timeout), description=text,
-                     tasks=tuple(tasks))
+                     tasks=tuple(tasks), reaches=tuple(reaches))
 
     return decorate
 

@@ -21,12 +21,15 @@ class ProbeResult:
         message: Why it did not give outputs (the student's exception, the time limit), else ``""``.
         outputs: The decoded plain outputs (empty unless ``ok``).
         seconds: Time the probe took in the worker.
+        transport: The worker's JSON description of the outputs and their safetensors bytes, as received (what
+            ``show/cache.py`` keeps); None when there are no outputs.
     """
 
     status: str
     message: str = ""
     outputs: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    transport: tuple[Any, bytes | None] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass

@@ -26,6 +26,7 @@ from .run import run_probes, start_workers, stop_workers
 if TYPE_CHECKING:
     from autograder.sandbox.host import Zygote
 
+    from .cache import FigureCache
     from .catalog import Catalog
     from .diagnose import Diagnoser
     from .figures import Figure
@@ -89,7 +90,7 @@ def default_folder(assignment: Assignment, work: Path) -> Path:
 
 def render_figures(assignment: Assignment | str, path: Path | str | None = None, out: Path | str | None = None,
                    expected: bool | None = None, workers: int = 2, expected_folder: Path | None = None,
-                   zygotes: list[Zygote] | None = None, source: str | None = None) -> Rendered:
+                   zygotes: list[Zygote] | None = None, source: str | None = None, cache: bool = True) -> Rendered:
     """Run the assignment's figure probes on the student's code in the sandbox and draw the page.
 
     Args:
@@ -104,6 +105,8 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
         zygotes: Sandboxed workers already started (``grade-all``'s), left running; new ones by default.
         source: Where the code came from, as the page names it (default: the work's path; a notebook's package
             is extracted into a temporary folder whose name would mean nothing to the student).
+        cache: Keep the probes' results in ``<out>/.cache/`` by the digest of the code they ran, and reuse those
+            whose code did not change (``show/cache.py``); False runs every probe and keeps nothing.
 
     Returns:
         What was written.
@@ -117,14 +120,14 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
     try:
         given = default_work(Path(path).expanduser() if path is not None else None)
         prepared = prepare_submission(given, spec, intake)  # once: the probes run on this copy
-        return _render(spec, prepared, out, expected, workers, expected_folder, zygotes, source, started)
+        return _render(spec, prepared, out, expected, workers, expected_folder, zygotes, source, started, cache)
     finally:
         shutil.rmtree(intake, ignore_errors=True)
 
 
 def _render(spec: Assignment, prepared: PreparedSubmission, out: Path | str | None, expected: bool | None,
             workers: int, expected_folder: Path | None, zygotes: list[Zygote] | None, source: str | None,
-            started: float) -> Rendered:
+            started: float, cache: bool = True) -> Rendered:
     """render_figures on the work the intake prepared."""
     work = prepared.shown.resolve()
     folder = Path(out).expanduser().resolve() if out is not None else default_folder(spec, work)
@@ -137,13 +140,14 @@ def _render(spec: Assignment, prepared: PreparedSubmission, out: Path | str | No
 
         catalog = load_catalog(spec)
         _prepare_folder(folder, catalog)
+        kept = _cache(folder, spec, catalog, prepared) if cache else None
         arrived: queue.SimpleQueue[tuple[str, ProbeResult]] = queue.SimpleQueue()
         with ThreadPoolExecutor(1) as pool:
             running = pool.submit(run_probes, spec, catalog, prepared, workers, lambda *item: arrived.put(item),
-                                  zygotes or own)
-            drawn = _draw_as_they_arrive(catalog, arrived, running, folder)
+                                  zygotes or own, kept)
+            drawn = _draw_as_they_arrive(catalog, arrived, running, folder, kept)
         outcome = running.result()
-        panels = [drawn.get(figure.name) or _draw(figure, outcome.probes.get(figure.probe.name), folder)
+        panels = [drawn.get(figure.name) or _draw(figure, outcome.probes.get(figure.probe.name), folder, kept)
                   for figure in catalog.figures]
         diagnoser = grading_diagnoser(spec, catalog)
         if diagnoser is not None:
@@ -160,6 +164,12 @@ def _render(spec: Assignment, prepared: PreparedSubmission, out: Path | str | No
                     seconds=round(time.monotonic() - started, 2), expected=beside, reading=prepared.reading)
 
 
+def _cache(folder: Path, spec: Assignment, catalog: Catalog, prepared: PreparedSubmission) -> FigureCache:
+    from .cache import FigureCache  # imports the catalog's torch, loaded by now
+
+    return FigureCache.beside(folder, spec, catalog, prepared.package_dir)
+
+
 def _check_folder(folder: Path, given: bool) -> None:
     """The page's folder can be written, checked before the sandbox starts (the default one beside the work too)."""
     try:
@@ -171,7 +181,7 @@ def _check_folder(folder: Path, given: bool) -> None:
 
 
 def _draw_as_they_arrive(catalog: Catalog, arrived: queue.SimpleQueue[tuple[str, ProbeResult]],
-                         running: Future, folder: Path) -> dict[str, Panel]:
+                         running: Future, folder: Path, kept: FigureCache | None = None) -> dict[str, Panel]:
     """Draw each figure as soon as its probe's result arrives, while the slower probes still run (the parent's
     drawing overlaps the sandbox's work instead of following it)."""
     drawn: dict[str, Panel] = {}
@@ -183,13 +193,20 @@ def _draw_as_they_arrive(catalog: Catalog, arrived: queue.SimpleQueue[tuple[str,
                 return drawn
             continue
         for figure in (f for f in catalog.figures if f.probe.name == name):
-            drawn[figure.name] = _draw(figure, result, folder)
+            drawn[figure.name] = _draw(figure, result, folder, kept)
 
 
-def _draw(figure: Figure, result: ProbeResult | None, folder: Path) -> Panel:
-    from .draw import draw_panel  # matplotlib loads here, once the workers are starting
+def _draw(figure: Figure, result: ProbeResult | None, folder: Path, kept: FigureCache | None = None) -> Panel:
+    """The figure as kept in the cache when its probe's result is, else drawn now (and kept if its result is)."""
+    panel = kept.panel(figure, folder) if kept is not None else None
+    if panel is not None:
+        return panel
+    from .draw import draw_panel  # matplotlib loads here, once the workers are starting (never if all are kept)
 
-    return draw_panel(figure, result, folder)
+    panel = draw_panel(figure, result, folder)
+    if kept is not None:
+        kept.keep_panel(panel, folder)
+    return panel
 
 
 def declares_figures(assignment: Assignment) -> bool:

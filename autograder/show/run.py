@@ -23,6 +23,7 @@ from .outcome import ProbeResult, RunOutcome
 
 if TYPE_CHECKING:
     from ._jobs import FigureJobs
+    from .cache import FigureCache
     from .catalog import Catalog
 
 # Importing this module does not import torch (grading, the probe API and the catalog do): the workers can be
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 def run_probes(assignment: Assignment, catalog: Catalog, submission: Path | PreparedSubmission, workers: int = 2,
                on_result: Callable[[str, ProbeResult], None] | None = None,
-               zygotes: list[Zygote] | None = None) -> RunOutcome:
+               zygotes: list[Zygote] | None = None, cache: FigureCache | None = None) -> RunOutcome:
     """Run every probe of ``catalog`` on ``submission`` in the sandbox.
 
     Args:
@@ -42,6 +43,8 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path | Prep
         on_result: Called (from a worker thread) with each probe's name and result as soon as it is known.
         zygotes: Workers already started (e.g. by ``grade-all``) to use instead of starting ``workers`` new ones;
             they are left running.
+        cache: Results kept by the digest of the code they ran (see ``show/cache.py``): a probe found there is not
+            run, a good new result is kept; no worker starts when every probe and the import check are found.
 
     Returns:
         The outcome of every probe.
@@ -54,15 +57,15 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path | Prep
     started = time.monotonic()
     borrowed = zygotes is not None
     if zygotes is None:
-        zygotes = start_workers(assignment, workers)
+        zygotes = start_workers(assignment, workers)  # the first starts now, the others on their first job
     jobs = FigureJobs(assignment, catalog, zygotes)
     work = new_scratch(prefix="grader-show-work-")
     try:
         prepared = (submission if isinstance(submission, PreparedSubmission)
                     else prepare_submission(Path(submission), assignment, work))
         printed: list[str] = []
-        broken = jobs.probe_imports(prepared, printed)
-        probes = _serve(jobs, prepared, broken, printed, on_result)
+        broken = _imports(jobs, prepared, printed, cache)
+        probes = _serve(jobs, prepared, broken, printed, on_result, cache)
         notes = prepared.notes(ignored=False)
         notes += [f"{module}.py could not be imported: {reason}" for module, reason in broken.items()
                   if f"{module}.py" not in prepared.missing and f"{module}.py" not in prepared.refused]
@@ -94,13 +97,51 @@ def stop_workers(zygotes: list[Zygote]) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _imports(jobs: FigureJobs, prepared: PreparedSubmission, printed: list[str],
+             cache: FigureCache | None) -> dict[str, str]:
+    """The modules that cannot be imported: none if the cache knows this code imports cleanly, else checked in
+    the sandbox."""
+    if cache is not None and cache.lookup_imports():
+        return {}
+    said: list[str] = []
+    broken = jobs.probe_imports(prepared, said)
+    printed += said
+    if cache is not None:
+        cache.keep_imports(broken, bool(said))
+    return broken
+
+
 def _serve(jobs: FigureJobs, prepared: Any, broken: dict[str, str], printed: list[str],
-           on_result: Callable[[str, ProbeResult], None] | None) -> dict[str, ProbeResult]:
-    """Run the pseudo-tasks on every zygote, longest timeout first, by the grader's own scheduler."""
+           on_result: Callable[[str, ProbeResult], None] | None,
+           cache: FigureCache | None = None) -> dict[str, ProbeResult]:
+    """Run the pseudo-tasks on every zygote, longest timeout first, by the grader's own scheduler; a probe the
+    cache holds is reported at once and not run."""
+    from ._jobs import probe_name
+
     results: dict[str, ProbeResult] = {}
+    probes = {probe.name: probe for probe in jobs.declared}
+    if cache is not None:
+        for name, probe in probes.items():
+            kept = cache.lookup(probe, broken)
+            if kept is not None:
+                results[name] = kept
+                if on_result is not None:
+                    on_result(name, kept)
+        cache.prune({cache.key(probe, broken) for probe in probes.values()} | {cache.imports_key()})
+    stale = {task.id: {probe_name(check) for check in jobs.probes[task.id]} - results.keys() for task in jobs.tasks}
 
     def run(task: Task, zygote: Zygote) -> None:
-        results.update(jobs.run_task(task, prepared, broken, printed, zygote, on_result))
+        said: list[str] = []
 
-    jobs.jobs.serve(sorted(jobs.tasks, key=lambda t: -t.timeout), run)  # what no worker ran is drawn as "not run"
+        def heard(name: str, result: ProbeResult) -> None:
+            if cache is not None:  # kept before it is drawn, so its figures are kept too
+                cache.keep(probes[name], broken, result, bool(said))
+            if on_result is not None:
+                on_result(name, result)
+
+        results.update(jobs.run_task(task, prepared, broken, said, zygote, heard, only=stale[task.id]))
+        printed.extend(said)
+
+    todo = sorted((task for task in jobs.tasks if stale[task.id]), key=lambda t: -t.timeout)
+    jobs.jobs.serve(todo, run)  # what no worker ran is drawn as "not run"
     return results

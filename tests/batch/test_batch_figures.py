@@ -188,6 +188,7 @@ def test_every_student_gets_figures_beside_their_feedback(figures_class: tuple[P
     assert not [p for p in ("alice", "carol") if "Diagnosis:" in (feedback / f"{p}-figures" / "index.html").read_text()]
     assert "**Score:" in (feedback / "bob.md").read_text()
     files = [p for p in feedback.rglob("*") if p.is_file()]
+    assert not [p for p in files if ".cache" in p.parts]  # handed out: show's figure cache stays out
     assert {stat.S_IMODE(p.stat().st_mode) for p in files} == {0o644}
     assert not [p for p in files if str(base) in p.read_text(errors="replace")]  # no path of this machine
 

@@ -74,7 +74,8 @@ def test_the_student_release_cannot_name_a_cause(tmp_path, monkeypatch):
     assert grading_diagnoser(load_assignment("assignment3", tmp_path / "assignments"), catalog) is None
 
 
-def test_a_probe_naming_an_unknown_task_is_refused_in_one_line(tmp_path):
+@pytest.mark.parametrize("keyword", ["tasks", "reaches"])
+def test_a_probe_naming_an_unknown_task_is_refused_in_one_line(tmp_path, keyword):
     a3 = load_assignment("assignment3")
     root = tmp_path / "assignments" / "typo"
     (root / "figures").mkdir(parents=True)
@@ -82,7 +83,7 @@ def test_a_probe_naming_an_unknown_task_is_refused_in_one_line(tmp_path):
                                           + '[figures]\nfiles = ["figures/one.py"]\n')
     (root / "figures" / "one.py").write_text(
         "from autograder.show.figures import figure, probe\n\n"
-        "@probe(tasks=('atention',))\ndef weights(impl, ctx):\n    return {}\n\n"
+        "@probe(" + keyword + "=('atention',))\ndef weights(impl, ctx):\n    return {}\n\n"
         "@figure(weights, 'Weights', caption='c')\ndef drawing(data, fig, notes):\n    pass\n")
     with pytest.raises(AssignmentError, match=r"probe weights names unknown tasks \['atention'\]"):
         load_catalog(load_assignment("typo", tmp_path / "assignments"))
