@@ -16,6 +16,7 @@ from autograder.authoring.readme import STUDENT_README
 from autograder.errors import TemplateError
 from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import load_questions
+from autograder.submission.package import PACKAGE_README
 from autograder.util.paths import display_path
 
 BEGIN = "### BEGIN SOLUTION"
@@ -274,7 +275,7 @@ def render_template(assignment: Assignment) -> dict[str, bytes]:
         files[name] = data
     readme = assignment.root / STUDENT_README
     if readme.is_file():
-        files["README.md"] = readme.read_bytes()
+        files[PACKAGE_README] = readme.read_bytes()
     return files
 
 

@@ -26,6 +26,7 @@ from autograder.submission.package import (
     copy_package,
     find_package,
     ignored_notes,
+    not_noted,
     module_files,
     new_prepared,
     take_files,
@@ -295,4 +296,4 @@ def _ignored_in_archive(unpacked: Unpacked, package: Path, assignment: Assignmen
     prefix = package.relative_to(unpacked.root.absolute()).as_posix()
     inside = [name if prefix == "." else name[len(prefix) + 1:] for name in unpacked.skipped
               if prefix == "." or name.startswith(prefix + "/")]
-    return ignored_notes(sorted(inside), set(assignment.student_files))
+    return ignored_notes(sorted(inside), not_noted(assignment))

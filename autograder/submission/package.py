@@ -18,6 +18,9 @@ MAX_IGNORED_LISTED = 20
 _HOOKS = {"conftest.py", "sitecustomize.py", "usercustomize.py"}
 
 
+PACKAGE_README = "README.md"  # the student README the template writes into the package (authoring/template.py)
+
+
 @dataclass
 class PreparedSubmission:
     """A submission copied into a private folder, and what was found, taken and left.
@@ -147,7 +150,7 @@ def copy_package(prepared: PreparedSubmission, assignment: Assignment, sizes: di
         size = (sizes or {}).get(file, file.stat().st_size)
         files[name] = size if size > MAX_STUDENT_FILE_BYTES else _read_at_most(file, MAX_STUDENT_FILE_BYTES + 1)
     take_files(prepared, assignment, files)
-    prepared.ignored.extend(ignored_notes(_files_below(source), set(assignment.student_files)))
+    prepared.ignored.extend(ignored_notes(_files_below(source), not_noted(assignment)))
 
 
 def _read_at_most(file: Path, limit: int) -> bytes:
@@ -181,12 +184,18 @@ def take_files(prepared: PreparedSubmission, assignment: Assignment, files: dict
     prepared.digest = digest.hexdigest()
 
 
+def not_noted(assignment: Assignment) -> set[str]:
+    """The package's files no "ignored" note is worth: the graded ones, and the README the student template writes
+    into every package (:data:`PACKAGE_README`), which every student's folder holds."""
+    return set(assignment.student_files) | {PACKAGE_README}
+
+
 def ignored_notes(relatives: Iterable[str], declared: set[str]) -> list[str]:
     """One note per file of the package that is not graded (at most a few, then how many more there are).
 
     Args:
         relatives: The package's files, as posix paths relative to it (a folder's or a zip's alike).
-        declared: The files the assignment grades.
+        declared: The files not to note (:func:`not_noted`).
     """
     notes: list[str] = []
     more = 0
