@@ -17,7 +17,7 @@ from packaging.requirements import Requirement
 from autograder.authoring.dependencies import notebook_requirements
 from autograder.authoring.release import build_student_release
 from autograder.authoring.template import render_template
-from autograder.spec.assignment import load_assignment
+from autograder.spec.assignment import available_assignments, load_assignment
 
 pytestmark = pytest.mark.slow
 
@@ -85,9 +85,9 @@ def _clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
 
 
-def test_the_generated_notebook_runs_top_to_bottom_on_a_bare_kernel(tmp_path: Path,
+@pytest.mark.parametrize("name", available_assignments())
+def test_the_generated_notebook_runs_top_to_bottom_on_a_bare_kernel(name: str, tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    name = "assignment3"  # the setup cell is the same for every assignment; this one also ends with show()
     nbformat = pytest.importorskip("nbformat")
     from nbclient import NotebookClient
 
