@@ -68,23 +68,12 @@ def _digest(data: bytes) -> str:
 
 
 def tasks_to_rerun(assignment: Assignment, before: dict[str, str], after: dict[str, str]) -> list[str]:
-    """The tasks a change touches, in the manifest's order: their functions changed, or what they use did.
-
-    ``uses`` is followed transitively: a task that uses a re-run task's function is re-run too.
-    """
+    """The tasks a change touches, in the manifest's order: those whose code reaches a changed function
+    (:meth:`Assignment.reaches`: their own functions, what they use, transitively)."""
     changed = {key for key in before.keys() | after.keys() if before.get(key) != after.get(key)} - {QUIZ}
     if any(key.endswith(f".{REST}") for key in changed):
         return [task.id for task in assignment.tasks]
-    rerun: set[str] = set()
-    grown = True
-    while grown:
-        grown = False
-        for task in assignment.tasks:
-            if task.id not in rerun and changed & set(task.functions + task.uses):
-                rerun.add(task.id)
-                changed |= set(task.functions)
-                grown = True
-    return [task.id for task in assignment.tasks if task.id in rerun]
+    return [task.id for task in assignment.tasks if changed & assignment.reaches([task.id])]
 
 
 def file_stamps(files: list[Path]) -> dict[Path, tuple[int, int]]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from autograder.grading.records import seconds_of
 from autograder.judge.transport import TransportError, decode_outputs
 from autograder.public.watch import QUIZ, REST, code_digests
 from autograder.spec.assignment import Assignment
+from autograder.util.atomic import write_atomic
 
 from .catalog import API_SOURCE, Catalog
 from .figures import Figure, Probe
@@ -48,21 +48,9 @@ def grader_version() -> str:
 
 
 def reached(assignment: Assignment, tasks: tuple[str, ...]) -> set[str] | None:
-    """The qualified function names a probe declaring ``tasks`` reaches (their functions and, transitively, what
-    they use); None for a probe that declares none (it may reach anything)."""
-    if not tasks:
-        return None
-    owner = {name: task for task in assignment.tasks for name in task.functions}
-    names: set[str] = set()
-    todo = [task for task in assignment.tasks if task.id in tasks]
-    while todo:
-        task = todo.pop()
-        for name in task.functions + task.uses:
-            if name not in names:
-                names.add(name)
-                if name in owner:
-                    todo.append(owner[name])
-    return names
+    """The qualified function names a probe declaring ``tasks`` reaches (:meth:`Assignment.reaches`); None for a
+    probe that declares none (it may reach anything)."""
+    return assignment.reaches(tasks) if tasks else None
 
 
 @dataclass
@@ -152,7 +140,7 @@ class FigureCache:
         if key is None:
             return
         name = f"{key}.{panel.figure.name}"
-        _atomic(self.folder / f"{name}.png", (folder / panel.image).read_bytes())
+        write_atomic(self.folder / f"{name}.png", (folder / panel.image).read_bytes())
         self._write(name, {"status": panel.status, "reason": panel.reason, "notes": panel.notes,
                            "probe_status": panel.probe_status}, None)
 
@@ -185,14 +173,8 @@ class FigureCache:
         """Write an entry atomically (its tensors first): a run killed half-way leaves no half entry."""
         self.folder.mkdir(parents=True, exist_ok=True)
         if tensors is not None:
-            _atomic(self.folder / f"{key}.safetensors", tensors)
-        _atomic(self.folder / f"{key}.json", json.dumps({**entry, "tensors": tensors is not None}).encode())
-
-
-def _atomic(path: Path, data: bytes) -> None:
-    partial = path.with_name(f".{path.name}.{os.getpid()}")
-    partial.write_bytes(data)
-    partial.replace(path)
+            write_atomic(self.folder / f"{key}.safetensors", tensors)
+        write_atomic(self.folder / f"{key}.json", json.dumps({**entry, "tensors": tensors is not None}).encode())
 
 
 def _digest(*parts: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -189,6 +190,26 @@ class Assignment:
             if qualified_name in task.functions:
                 return task
         return None
+
+    def reaches(self, task_ids: Iterable[str]) -> set[str]:
+        """The qualified names the code of these tasks can run: their functions and what they ``use``, and,
+        transitively, the functions and uses of every task that owns a used name.
+
+        What a change to one function can affect (``check --watch``'s re-runs, ``show``'s figure cache) is read
+        from this one closure.
+        """
+        wanted = set(task_ids)
+        names: set[str] = set()
+        todo = [task for task in self.tasks if task.id in wanted]
+        while todo:
+            task = todo.pop()
+            for name in task.functions + task.uses:
+                if name not in names:
+                    names.add(name)
+                    owner = self.owner_of(name)
+                    if owner is not None:
+                        todo.append(owner)
+        return names
 
 
 def assignments_root() -> Path:
