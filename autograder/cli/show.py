@@ -20,12 +20,15 @@ from autograder.util.targets import output_folder
 @click.option("--open", "open_page", is_flag=True, help="Open the page in a web browser.")
 @click.option("--expected/--no-expected", default=None,
               help="Place the expected figures beside yours [default: as the assignment says].")
+@click.option("--watch", is_flag=True,
+              help="Keep drawing: after each save, redraw the figures whose code changed, on workers kept started "
+                   "(Ctrl-C to stop).")
 @click.option("--reference", is_flag=True,
               help="Instructors: render the reference solution's figures as the expected PNGs (into the "
                    "assignment's figures/expected/, or --out).")
 @friendly_errors
 def show(assignment: str, path: Path | None, out: Path | None, open_page: bool, expected: bool | None,
-                 reference: bool) -> None:
+         watch: bool, reference: bool) -> None:
     """Draw the course's figures from your own code (run in the grader's sandbox) into an HTML page."""
     from autograder.show.notebook import render_work
     from autograder.show.render import render_expected
@@ -34,10 +37,17 @@ def show(assignment: str, path: Path | None, out: Path | None, open_page: bool, 
     if out is not None:
         output_folder(out, "--out")
     if reference:
-        if path is not None:
-            raise GraderError("--reference renders the reference solution; give no PATH")
+        if path is not None or watch:
+            raise GraderError("--reference renders the reference solution once; give no PATH and no --watch")
         written = render_expected(spec, out)
         click.echo(f"{spec.name}: {len(written)} expected figures written to {written[0].parent if written else out}")
+        return
+    if watch:
+        from autograder.show.watch import watch_and_show
+
+        # --open opens the first page once; a reload in the browser shows each redraw
+        watch_and_show(spec, path, out, lambda text: click.echo(text, nl=False), expected=expected,
+                       on_page=(lambda page: webbrowser.open(page.as_uri())) if open_page else None)
         return
     rendered = render_work(spec, path, out, expected=expected)  # a notebook's extraction notes are printed
     click.echo(f"{spec.name}: {rendered.summary()}")

@@ -99,6 +99,11 @@ def watched_files(assignment: Assignment, prepared: PreparedSubmission, given: P
     return [source / name for name in assignment.student_files]
 
 
+def describe_watched(files: list[Path]) -> str:
+    """The watched files as the ``watching ...`` line names them: the one file, or the package's folder."""
+    return str(files[0]) if len(files) == 1 else f"the {len(files)} files of {files[0].parent}"
+
+
 def saves(files: list[Path], stamps: dict[Path, tuple[int, int]], poll: float = POLL_SECONDS
           ) -> Iterator[list[Path]]:
     """Yield the files that changed since ``stamps``, each time some did and then stayed still for one poll (an
@@ -156,8 +161,7 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
             invocation = Invocation.of(assignment, None if path is None else str(path),
                                        notebook=is_notebook(prepared.source), tasks=typed_tasks)
             check_and_print(assignment, prepared, selected, write, verbose, worker, invocation)
-        watched = files[0] if len(files) == 1 else f"the {len(files)} files of {files[0].parent}"
-        write(f"\nwatching {watched} for saves (Ctrl-C to stop)\n")
+        write(f"\nwatching {describe_watched(files)} for saves (Ctrl-C to stop)\n")
         for changed in saves(files, stamps, poll):
             with checked_work(assignment, path, show_extracted) as prepared:
                 after = code_digests(assignment, prepared.package_dir)

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import atexit
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autograder.errors import SubmissionError
+from autograder.errors import GraderError, SubmissionError
 from autograder.spec.assignment import Assignment
 from autograder.submission.notebook.read import is_notebook
 
-from .render import Rendered, _resolve, render_figures
+from .render import Rendered, _resolve, declares_figures, render_figures
+from .run import start_workers, stop_workers
 
 if TYPE_CHECKING:
+    from autograder.sandbox.host import Zygote
     from autograder.submission.notebook.extract import Extraction
 
 KERNEL_SOURCE = "this notebook (the cells this kernel ran)"
@@ -46,6 +49,21 @@ def render_work(assignment: Assignment | str, path: Path | str | None = None, ou
     target = Path(path).expanduser() if path is not None else None
     if target is not None and not target.exists():
         raise SubmissionError(f"{target} does not exist")
+    if "zygotes" not in options and notebook.in_kernel() and declares_figures(spec):
+        try:
+            return _render_work(spec, target, out, {**options, "zygotes": kernel_workers(spec)}, notebook)
+        except GraderError:
+            raise  # bad input, said before any job ran: the workers are sound
+        except BaseException:
+            # A run stopped half-way (an interrupted cell) may leave a worker mid-job: the next show() starts anew.
+            drop_kernel_workers()
+            raise
+    return _render_work(spec, target, out, options, notebook)
+
+
+def _render_work(spec: Assignment, target: Path | None, out: Path | str | None, options: dict[str, Any],
+                 notebook: Any) -> Rendered:
+    """render_work once its workers are chosen."""
     if target is not None and target.is_file() and is_notebook(target):  # the intake extracts it, as grading does
         rendered = render_figures(spec, target, out, **options)
         print("".join(f"note: {note}\n" for note in rendered.reading), end="")
@@ -65,3 +83,24 @@ def _render_extracted(spec: Assignment, extraction: Extraction, out: Path | str,
     with tempfile.TemporaryDirectory(prefix="grader-show-notebook-") as scratch:
         package = write_package(extraction, Path(scratch) / spec.package)
         return render_figures(spec, package, out, source=source, **options)
+
+
+_kernel_workers: dict[Path, list[Zygote]] = {}  # the workers every show() of this kernel reuses, per assignment
+
+
+def kernel_workers(assignment: Assignment) -> list[Zygote]:
+    """The sandboxed workers this kernel keeps for ``assignment``'s figures: started by the first show(), reused by
+    the next ones (no interpreter or torch start; a worker that died is restarted by its next job), stopped when
+    the kernel exits."""
+    key = assignment.root.resolve()
+    if key not in _kernel_workers:
+        _kernel_workers[key] = start_workers(assignment)
+        if len(_kernel_workers) == 1:
+            atexit.register(drop_kernel_workers)
+    return _kernel_workers[key]
+
+
+def drop_kernel_workers() -> None:
+    """Stop every worker this kernel keeps (at exit, or after a show() that did not finish)."""
+    while _kernel_workers:
+        stop_workers(_kernel_workers.popitem()[1])

@@ -52,6 +52,8 @@ class Rendered:
         seconds: Wall time from the call to the written page.
         expected: Figure name to its expected PNG, relative to the folder (where one stands beside the student's).
         reading: What reading a notebook found that the student should know (a cell with a syntax error, ...).
+        redrawn: The figures drawn by this run, in page order; the others were found whole in the figure cache
+            (their probe's code did not change).
     """
 
     folder: Path
@@ -61,6 +63,7 @@ class Rendered:
     seconds: float = 0.0
     expected: dict[str, str] = field(default_factory=dict)
     reading: list[str] = field(default_factory=list)
+    redrawn: list[str] = field(default_factory=list)
 
     @property
     def drawn(self) -> int:
@@ -89,7 +92,7 @@ def default_folder(assignment: Assignment, work: Path) -> Path:
 
 
 def render_figures(assignment: Assignment | str, path: Path | str | None = None, out: Path | str | None = None,
-                   expected: bool | None = None, workers: int = 2, expected_folder: Path | None = None,
+                   expected: bool | None = None, workers: int | None = None, expected_folder: Path | None = None,
                    zygotes: list[Zygote] | None = None, source: str | None = None, cache: bool = True) -> Rendered:
     """Run the assignment's figure probes on the student's code in the sandbox and draw the page.
 
@@ -100,7 +103,8 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
         out: The output folder (default :func:`default_folder`); ``index.html`` and ``<figure>.png`` go there.
         expected: Place the expected figures beside the student's (default: the manifest's ``show_expected``;
             only where the pre-rendered PNGs exist).
-        workers: Sandboxed workers.
+        workers: Sandboxed workers (default: as many as grading one submission starts here; see
+            :func:`autograder.show.run.start_workers`).
         expected_folder: Where the expected PNGs are (default: the manifest's ``expected`` folder).
         zygotes: Sandboxed workers already started (``grade-all``'s), left running; new ones by default.
         source: Where the code came from, as the page names it (default: the work's path; a notebook's package
@@ -126,7 +130,7 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
 
 
 def _render(spec: Assignment, prepared: PreparedSubmission, out: Path | str | None, expected: bool | None,
-            workers: int, expected_folder: Path | None, zygotes: list[Zygote] | None, source: str | None,
+            workers: int | None, expected_folder: Path | None, zygotes: list[Zygote] | None, source: str | None,
             started: float, cache: bool = True) -> Rendered:
     """render_figures on the work the intake prepared."""
     work = prepared.shown.resolve()
@@ -142,12 +146,14 @@ def _render(spec: Assignment, prepared: PreparedSubmission, out: Path | str | No
         _prepare_folder(folder, catalog)
         kept = _cache(folder, spec, catalog, prepared) if cache else None
         arrived: queue.SimpleQueue[tuple[str, ProbeResult]] = queue.SimpleQueue()
+        redrawn: set[str] = set()
         with ThreadPoolExecutor(1) as pool:
             running = pool.submit(run_probes, spec, catalog, prepared, workers, lambda *item: arrived.put(item),
                                   zygotes or own, kept)
-            drawn = _draw_as_they_arrive(catalog, arrived, running, folder, kept)
+            drawn = _draw_as_they_arrive(catalog, arrived, running, folder, kept, redrawn)
         outcome = running.result()
-        panels = [drawn.get(figure.name) or _draw(figure, outcome.probes.get(figure.probe.name), folder, kept)
+        panels = [drawn.get(figure.name) or _draw(figure, outcome.probes.get(figure.probe.name), folder, kept,
+                                                  redrawn)
                   for figure in catalog.figures]
         diagnoser = grading_diagnoser(spec, catalog)
         if diagnoser is not None:
@@ -161,7 +167,8 @@ def _render(spec: Assignment, prepared: PreparedSubmission, out: Path | str | No
                     notes=tuple(outcome.notes), printed=outcome.printed, seconds=outcome.seconds)
     page = write_page(folder, render_page(info, panels, beside))
     return Rendered(folder=folder, page=page, panels=panels, outcome=outcome,
-                    seconds=round(time.monotonic() - started, 2), expected=beside, reading=prepared.reading)
+                    seconds=round(time.monotonic() - started, 2), expected=beside, reading=prepared.reading,
+                    redrawn=[panel.figure.name for panel in panels if panel.figure.name in redrawn])
 
 
 def _cache(folder: Path, spec: Assignment, catalog: Catalog, prepared: PreparedSubmission) -> FigureCache:
@@ -181,7 +188,8 @@ def _check_folder(folder: Path, given: bool) -> None:
 
 
 def _draw_as_they_arrive(catalog: Catalog, arrived: queue.SimpleQueue[tuple[str, ProbeResult]],
-                         running: Future, folder: Path, kept: FigureCache | None = None) -> dict[str, Panel]:
+                         running: Future, folder: Path, kept: FigureCache | None, redrawn: set[str]
+                         ) -> dict[str, Panel]:
     """Draw each figure as soon as its probe's result arrives, while the slower probes still run (the parent's
     drawing overlaps the sandbox's work instead of following it)."""
     drawn: dict[str, Panel] = {}
@@ -193,17 +201,20 @@ def _draw_as_they_arrive(catalog: Catalog, arrived: queue.SimpleQueue[tuple[str,
                 return drawn
             continue
         for figure in (f for f in catalog.figures if f.probe.name == name):
-            drawn[figure.name] = _draw(figure, result, folder, kept)
+            drawn[figure.name] = _draw(figure, result, folder, kept, redrawn)
 
 
-def _draw(figure: Figure, result: ProbeResult | None, folder: Path, kept: FigureCache | None = None) -> Panel:
-    """The figure as kept in the cache when its probe's result is, else drawn now (and kept if its result is)."""
+def _draw(figure: Figure, result: ProbeResult | None, folder: Path, kept: FigureCache | None,
+          redrawn: set[str]) -> Panel:
+    """The figure as kept in the cache when its probe's result is, else drawn now (named in ``redrawn``, and kept
+    if its result is)."""
     panel = kept.panel(figure, folder) if kept is not None else None
     if panel is not None:
         return panel
     from .draw import draw_panel  # matplotlib loads here, once the workers are starting (never if all are kept)
 
     panel = draw_panel(figure, result, folder)
+    redrawn.add(figure.name)
     if kept is not None:
         kept.keep_panel(panel, folder)
     return panel

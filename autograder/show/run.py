@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 # started first, so their torch import overlaps the parent's (see start_workers).
 
 
-def run_probes(assignment: Assignment, catalog: Catalog, submission: Path | PreparedSubmission, workers: int = 2,
+def run_probes(assignment: Assignment, catalog: Catalog, submission: Path | PreparedSubmission,
+               workers: int | None = None,
                on_result: Callable[[str, ProbeResult], None] | None = None,
                zygotes: list[Zygote] | None = None, cache: FigureCache | None = None) -> RunOutcome:
     """Run every probe of ``catalog`` on ``submission`` in the sandbox.
@@ -39,7 +40,8 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path | Prep
         assignment: The assignment.
         catalog: Its figures.
         submission: What the user gave (see :func:`prepare_submission`), or what the intake made of it.
-        workers: Sandboxed workers running probes in parallel (the longest probe starts first).
+        workers: Sandboxed workers running probes in parallel (the longest probe starts first; default: as many
+            as grading one submission starts here, :func:`autograder.sandbox.capacity.zygotes_for_one_submission`).
         on_result: Called (from a worker thread) with each probe's name and result as soon as it is known.
         zygotes: Workers already started (e.g. by ``grade-all``) to use instead of starting ``workers`` new ones;
             they are left running.
@@ -80,12 +82,20 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path | Prep
                       isolation=isolation, seconds=round(time.monotonic() - started, 2))
 
 
-def start_workers(assignment: Assignment, workers: int = 2) -> list[Zygote]:
+def start_workers(assignment: Assignment, workers: int | None = None) -> list[Zygote]:
     """Start the sandboxed workers for :func:`run_probes` (the first now, the others on their first job).
 
     Call it before importing anything heavy (the page, the catalog): the worker imports torch meanwhile.
+
+    Args:
+        assignment: The assignment (its folders are hidden from the workers).
+        workers: How many (default: as many as grading one submission starts on this machine or container: two on
+            two CPUs with room for both, else one).
     """
-    return start_zygotes(workers, new_scratch(prefix="grader-show-workers-"), eager=1, warm_up=False,
+    from autograder.sandbox.capacity import zygotes_for_one_submission
+
+    count = zygotes_for_one_submission() if workers is None else workers
+    return start_zygotes(count, new_scratch(prefix="grader-show-workers-"), eager=1, warm_up=False,
                          protect=[assignment.root, assignment.reference])
 
 

@@ -19,6 +19,7 @@ from autograder.show import show
 from autograder.show.catalog import load_catalog
 from autograder.show.draw import draw_panel
 from autograder.show.inline import Shown
+from autograder.show.notebook import drop_kernel_workers
 from autograder.show.panel import DRAWN, PLACEHOLDER
 from autograder.show.render import Rendered
 from autograder.show.run import ProbeResult, RunOutcome
@@ -38,6 +39,13 @@ from notebook_helpers import (  # the notebook tests' helpers: the student noteb
 A2_FIGURES = ["soft_attention_weights", "self_attention_weights", "dropout_weights", "stacked_and_split"]
 INLINE_IMAGE = re.compile(r'<img src="data:image/png;base64,[A-Za-z0-9+/=]{100,}"')
 BROKEN_SOFT_ATTENTION = "def soft_attention(query, encoder_states):\n    return (query,\n"
+
+
+@pytest.fixture(autouse=True)
+def no_kept_workers():
+    """A pretended kernel keeps show()'s workers as a real one does: stopped after each test, not at exit."""
+    yield
+    drop_kernel_workers()
 
 
 @pytest.fixture(scope="module")
@@ -208,6 +216,15 @@ def test_the_generated_notebook_ends_by_showing_the_figures(name):
     assert code["cell_type"] == "code" and source(code) == f'from autograder.show import show\n\nshow("{name}");'
 
 
+# The workers this kernel keeps (read, never started, here: started by show() or not at all).
+WORKER_PIDS = """from autograder.show import notebook as _shown
+print("{name} workers", sorted(w.process.pid for kept in _shown._kernel_workers.values() for w in kept if w.alive()))"""
+
+
+def _printed(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream").strip()
+
+
 @pytest.mark.slow
 def test_the_show_cell_displays_the_figures_in_a_real_kernel(a2, filled2, repo, tmp_path, monkeypatch):
     nbformat = pytest.importorskip("nbformat")
@@ -217,12 +234,17 @@ def test_the_show_cell_displays_the_figures_in_a_real_kernel(a2, filled2, repo, 
     # The definitions and the show cell only: the setup and check cells are tested with the notebooks.
     kept = [c for c in filled2["cells"] if c["cell_type"] == "code" and "check_notebook" not in source(c)
             and not source(c).startswith("# Setup")]
+    kept.append({**code_cell(WORKER_PIDS.format(name="first")), "id": "first-workers"})
     kept.append({**code_cell("shown = show('assignment2')\nshown"), "id": "again"})  # no ';': still displayed once
+    kept.append({**code_cell(WORKER_PIDS.format(name="again")), "id": "again-workers"})
     nb = nbformat.reads(json.dumps({**filled2, "cells": kept}), as_version=4)
     monkeypatch.setenv("PYTHONPATH", str(repo))
     NotebookClient(nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(tmp_path)}}).execute()
-    for cell in nb.cells[-2:]:
+    for cell in (nb.cells[-4], nb.cells[-2]):
         html = [o["data"]["text/html"] for o in cell.outputs if "text/html" in o.get("data", {})]
         assert len(html) == 1, cell.outputs
         assert len(INLINE_IMAGE.findall(html[0])) == 4 and "4 of 4 figures drawn" in html[0]
+    first, again = (_printed(cell) for cell in (nb.cells[-3], nb.cells[-1]))
+    assert first.startswith("first workers [") and first != "first workers []", first
+    assert again == first.replace("first", "again"), "the second show() reuses the kernel's workers"
     assert (tmp_path / "assignment2-figures" / "index.html").is_file()

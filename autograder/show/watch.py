@@ -1,0 +1,78 @@
+"""``grader show --watch``: on each save, redraw the figures whose probes reach the changed code, on kept workers.
+
+The files are watched as ``grader check --watch`` watches them (:mod:`autograder.public.watch`); each save renders
+the page again with the same sandboxed workers, which stay started between saves, and the figure cache
+(``show/cache.py``) finds every figure whose probe's code did not change, so only the others run and are drawn.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from autograder.errors import GraderError
+from autograder.public.watch import POLL_SECONDS, describe_watched, file_stamps, saves, watched_files
+from autograder.sandbox.host import new_scratch
+from autograder.spec.assignment import Assignment
+from autograder.submission.intake import default_work, prepare_submission
+
+from .notebook import render_work
+from .render import Rendered
+from .run import start_workers, stop_workers
+
+Write = Callable[[str], None]
+
+
+def watch_and_show(assignment: Assignment, path: Path | None, out: Path | None, write: Write,
+                   expected: bool | None = None, poll: float = POLL_SECONDS,
+                   on_page: Callable[[Path], object] | None = None) -> None:
+    """Render the page once, then again on each save of the student's files, until Ctrl-C.
+
+    Args:
+        assignment: The assignment.
+        path: The student's work as ``grader show`` takes it (None: the current folder).
+        out: The page's folder (None: the default beside the work).
+        write: Writes text.
+        expected: Place the expected figures beside the student's (None: as the assignment says).
+        poll: Seconds between two looks at the files.
+        on_page: Called with the page once the first render wrote it (``--open``).
+    """
+    workers = start_workers(assignment)  # kept between saves: a re-run pays no interpreter or torch start
+    try:
+        files = _watched(assignment, path)
+        stamps = file_stamps(files)  # before the first render: a save while it runs is a save
+        rendered = render_work(assignment, path, out, expected=expected, zygotes=workers)
+        write(f"{assignment.name}: {rendered.summary()}\npage: {rendered.page}\n")
+        if on_page is not None:
+            on_page(rendered.page)
+        write(f"\nwatching {describe_watched(files)} for saves (Ctrl-C to stop)\n")
+        for changed in saves(files, stamps, poll):
+            saved = ", ".join(file.name for file in changed)
+            write(f"\n{saved} saved: redrawing\n")
+            try:
+                rendered = render_work(assignment, path, out, expected=expected, zygotes=workers)
+            except GraderError as exc:  # e.g. a notebook caught half-written: say so, keep watching
+                write(f"{exc}\n")
+                continue
+            write(f"{redrawn_line(rendered)}\npage: {rendered.page}\n")
+    except KeyboardInterrupt:
+        write("\nstopped watching\n")
+    finally:
+        stop_workers(workers)
+
+
+def redrawn_line(rendered: Rendered) -> str:
+    """What a re-render did: the figures it drew again (the others came from the cache), and the page's summary."""
+    names = ", ".join(rendered.redrawn) if rendered.redrawn else "none (no probe's code changed)"
+    return f"redrawn: {names}; {rendered.summary()}"
+
+
+def _watched(assignment: Assignment, path: Path | None) -> list[Path]:
+    """The student's files to watch, as the intake resolves the work (its scratch copy is removed at once)."""
+    given = default_work(path)
+    scratch = new_scratch(prefix="grader-show-watch-")
+    try:
+        return watched_files(assignment, prepare_submission(given, assignment, scratch), given)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

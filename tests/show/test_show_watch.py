@@ -1,0 +1,64 @@
+"""`grader show --watch`, driven as a student drives it: each save redraws only the figures whose code changed."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.show.catalog import load_catalog
+from autograder.spec.assignment import load_assignment
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "public"))
+from test_warm import Lines  # noqa: E402 - the check --watch tests' line reader
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_show_cache import SOFTMAX_USERS, _edit_softmax  # noqa: E402 - which probes reach softmax
+
+
+@pytest.mark.slow
+def test_watch_redraws_on_a_save_only_the_figures_whose_code_changed(tmp_path: Path) -> None:
+    a2 = load_assignment("assignment2")
+    package = tmp_path / "work" / a2.package
+    shutil.copytree(a2.reference, package, ignore=shutil.ignore_patterns("__pycache__"))
+    softmax_figures = [f.name for f in load_catalog(a2).figures if f.probe.name in SOFTMAX_USERS]
+    process = subprocess.Popen([sys.executable, "-m", "autograder.cli", "show", "assignment2", str(package),
+                                "--watch", "--no-expected"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = Lines(process.stdout)
+        first = "".join(lines.until(r"^watching the \d+ files of .* for saves \(Ctrl-C to stop\)$"))
+        assert re.search(r"^assignment2: 4 of 4 figures drawn in [\d.]+ s$", first, re.M), first
+        page = package.parent / f"{a2.package}-figures" / "index.html"
+        assert f"page: {page}" in first and page.is_file()
+
+        _edit_softmax(package, "x = np.asarray(x)")  # a change of softmax's code, not of what it returns
+        assert lines.until(r"saved") == ["\n", "numpy_attention.py saved: redrawing\n"]
+        redrawn = lines.until(r"^redrawn: ")[-1]
+        assert redrawn.startswith(f"redrawn: {', '.join(softmax_figures)}; 4 of 4 figures drawn in "), redrawn
+        assert lines.until(r"^page: ") == [f"page: {page}\n"]
+
+        _edit_softmax(package, "# a comment changes no figure")
+        lines.until(r"saved: redrawing")
+        assert lines.until(r"^redrawn: ")[-1].startswith("redrawn: none (no probe's code changed); 4 of 4 ")
+
+        process.send_signal(signal.SIGINT)
+        assert lines.until(r"stopped watching", 60)[-1] == "stopped watching\n"
+        assert process.wait(timeout=60) == 0
+    finally:
+        process.kill()
+    assert "Traceback" not in process.stderr.read()
+
+
+def test_watch_is_refused_with_reference(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from autograder.cli import main
+
+    result = CliRunner().invoke(main, ["show", "assignment2", "--reference", "--watch"])
+    assert result.exit_code == 2 and "give no PATH and no --watch" in result.output
+    assert "Traceback" not in result.output
