@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import re
 import shutil
 import resource
 import statistics
@@ -38,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_warm import Kernel, Lines, tree_cpu  # noqa: E402
 from figures import figure, load_now  # noqa: E402
 
 TARGET_SECONDS = 20.0  # the first target of grader show
@@ -139,6 +141,86 @@ def changed_runs(assignment: str, path: Path, qualified: str, repeat: int, scrat
                  CHANGED_TARGET_SECONDS, max(loads)))
 
 
+def watch_runs(assignment: str, path: Path, qualified: str, repeat: int, scratch: Path) -> None:
+    """``grader show --watch`` on a copy of the work: per repeat, one change of ``qualified`` and the redraw it
+    causes, timed from the ``saved: redrawing`` line to the ``page:`` line (and from the save, polling included),
+    with the CPU seconds of the whole process tree across it."""
+    work = scratch / "watched" / path.name
+    shutil.copytree(path, work, ignore=shutil.ignore_patterns("__pycache__"))
+    command = [sys.executable, "-m", "autograder.cli", "show", assignment, str(work), "--watch",
+               "--out", str(scratch / "watched" / "figures")]
+    process = subprocess.Popen(command, env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT,
+                               stdout=subprocess.PIPE, text=True)
+    redraws, totals, cpus, loads, said = [], [], [], [], []
+    try:
+        lines = Lines(process)
+        lines.until(r"^watching ")
+        for index in range(repeat):
+            loads.append(load_now())
+            cpu = tree_cpu(process.pid)
+            saved = time.perf_counter()
+            change_function(work, qualified, 100 + index)
+            started = lines.until(r" saved: redrawing")
+            lines.until(r"^redrawn: ")
+            said.append(lines.last)
+            answered = lines.until(r"^page: ")
+            cpus.append(tree_cpu(process.pid) - cpu)
+            redraws.append(answered - started)
+            totals.append(answered - saved)
+    finally:
+        process.terminate()
+        process.wait()
+    print(f"  --watch, after {qualified} changed: {', '.join(f'{s:.2f}' for s in redraws)} s; CPU "
+          f"{', '.join(f'{s:.2f}' for s in cpus)} s [{said[-1].strip()}]")
+    print(figure(f"--watch redraw after {qualified} changed (median of {repeat})", statistics.median(redraws), " s",
+                 CHANGED_TARGET_SECONDS, max(loads)))
+    print(figure("--watch redraw, CPU seconds of the process tree (load-robust; wall >= CPU)",
+                 statistics.median(cpus), " s", None, max(loads)))
+    print(figure("--watch save to page, file polling included", statistics.median(totals), " s", None, max(loads)))
+
+
+NOTEBOOK_SHOW = """
+import time as _time
+_started = _time.perf_counter()
+_shown = show({assignment!r}, {path!r}, out={out!r})
+print(f"SECONDS {{_time.perf_counter() - _started:.4f}} REDRAWN {{len(_shown.rendered.redrawn)}}")
+"""
+
+
+def notebook_runs(assignment: str, path: Path, qualified: str, repeat: int, scratch: Path) -> None:
+    """``show()`` in a real Jupyter kernel on a copy of the work: the first call (it starts the kernel's workers),
+    then per repeat one change of ``qualified`` and ``show()`` again, each timed inside the kernel."""
+    work = scratch / "kernel" / path.name
+    shutil.copytree(path, work, ignore=shutil.ignore_patterns("__pycache__"))
+    call = NOTEBOOK_SHOW.format(assignment=assignment, path=str(work), out=str(scratch / "kernel" / "figures"))
+    kernel = Kernel()
+    seconds, redrawn, cpus, loads = [], [], [], []
+    try:
+        kernel.run("from autograder.show import show\nimport IPython.display\nIPython.display.display = print")
+        for index in range(repeat + 1):
+            if index:
+                change_function(work, qualified, 200 + index)
+            loads.append(load_now())
+            cpu = kernel.cpu()
+            text = kernel.run(call)
+            cpus.append(kernel.cpu() - cpu)
+            found = re.search(r"SECONDS ([0-9.]+) REDRAWN (\d+)", text)
+            if found is None:
+                sys.exit(f"show() failed in the kernel:\n{text[-2000:]}")
+            seconds.append(float(found.group(1)))
+            redrawn.append(int(found.group(2)))
+    finally:
+        kernel.close()
+    print(f"  notebook show(), first {seconds[0]:.2f} s (starts the kernel's workers), after {qualified} changed "
+          f"{', '.join(f'{s:.2f}' for s in seconds[1:])} s ({', '.join(map(str, redrawn[1:]))} figures redrawn); "
+          f"CPU {', '.join(f'{s:.2f}' for s in cpus[1:])} s")
+    print(figure(f"notebook show() after {qualified} changed (median of {repeat})", statistics.median(seconds[1:]),
+                 " s", CHANGED_TARGET_SECONDS, max(loads[1:])))
+    print(figure("notebook show() after the change, CPU seconds of the kernel's tree (load-robust)",
+                 statistics.median(cpus[1:]), " s", None, max(loads[1:])))
+    print(figure("notebook first show() (starts the kernel's workers)", seconds[0], " s", None, loads[0]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--assignment", default="assignment3")
@@ -146,7 +228,18 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--change", metavar="MODULE.FUNCTION",
                         help="also time a re-run after this function changed (the figure cache kept)")
+    parser.add_argument("--watch", action="store_true",
+                        help="with --change: also time the redraw in `grader show --watch` and in a kernel's show()")
+    parser.add_argument("--only-watch", action="store_true", help="the --watch figures only (no cold runs)")
     args = parser.parse_args()
+    if (args.watch or args.only_watch) and not args.change:
+        parser.error("--watch needs --change MODULE.FUNCTION")
+    if args.only_watch:
+        path = args.path or ROOT / "reference_solutions" / args.assignment
+        with tempfile.TemporaryDirectory(prefix="bench-show-") as scratch:
+            watch_runs(args.assignment, path, args.change, args.repeat, Path(scratch))
+            notebook_runs(args.assignment, path, args.change, args.repeat, Path(scratch))
+        return
     path = args.path or ROOT / "reference_solutions" / args.assignment
     print(f"grader show {args.assignment} {path}  ({os.cpu_count()} CPUs, load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())})")
@@ -161,6 +254,9 @@ def main() -> None:
                   f"process {run['largest_mb']:.0f} MB, process tree {run['tree_mb']:.0f} MB  [{run['summary']}]")
         if args.change:
             changed_runs(args.assignment, path, args.change, args.repeat, Path(scratch))
+        if args.watch:
+            watch_runs(args.assignment, path, args.change, args.repeat, Path(scratch))
+            notebook_runs(args.assignment, path, args.change, args.repeat, Path(scratch))
     wall = statistics.median(r["wall"] for r in runs)
     cpu = statistics.median(r["cpu"] for r in runs)
     tree = statistics.median(r["tree_mb"] for r in runs)

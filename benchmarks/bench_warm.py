@@ -91,14 +91,17 @@ class Lines:
         threading.Thread(target=lambda: [self.lines.put((time.perf_counter(), line)) for line in stream],
                          daemon=True).start()
 
+    last = ""  # the line the last ``until`` matched
+
     def until(self, pattern: str, seconds: float = 300.0) -> float:
-        """When the first line matching ``pattern`` arrived."""
+        """When the first line matching ``pattern`` arrived (the line itself is kept in ``last``)."""
         while True:
             try:
                 stamp, line = self.lines.get(timeout=seconds)
             except queue.Empty:
                 sys.exit(f"no line matching {pattern!r} within {seconds:g} s")
             if re.search(pattern, line):
+                self.last = line
                 return stamp
 
 
@@ -142,40 +145,57 @@ print(f"SECONDS {{_time.perf_counter() - _started:.4f}}")
 """
 
 
+class Kernel:
+    """A real Jupyter kernel with this checkout on its path: code run in it, its process tree's CPU seconds."""
+
+    def __init__(self) -> None:
+        from jupyter_client.manager import start_new_kernel
+
+        self.manager, self.client = start_new_kernel(kernel_name="python3",
+                                                     env={**os.environ, "PYTHONPATH": str(ROOT)})
+        process = self.manager.provisioner.process if self.manager.provisioner else None
+        self.pid = process.pid if process else None
+
+    def run(self, code: str) -> str:
+        """Run ``code`` as a cell; what it printed (and any traceback)."""
+        out: list[str] = []
+
+        def hook(message: dict) -> None:
+            if message["msg_type"] == "stream":
+                out.append(message["content"]["text"])
+            elif message["msg_type"] == "error":
+                out.append("\n".join(message["content"]["traceback"]))
+
+        self.client.execute_interactive(code, timeout=600, output_hook=hook)
+        return "".join(out)
+
+    def cpu(self) -> float:
+        """CPU seconds of the kernel's process tree so far (NaN if its process is unknown)."""
+        return tree_cpu(self.pid) if self.pid else float("nan")
+
+    def close(self) -> None:
+        self.client.stop_channels()
+        self.manager.shutdown_kernel(now=True)
+
+
 def bench_notebook(assignment: Assignment, task: str, repeat: int) -> list[str]:
-    from jupyter_client.manager import start_new_kernel
-
     module = assignment.task(task).functions[0].split(".")[0]
-    manager, client = start_new_kernel(kernel_name="python3", env={**os.environ, "PYTHONPATH": str(ROOT)})
+    kernel = Kernel()
     seconds, cpus, loads = [], [], []
-    kernel = manager.provisioner.process.pid if manager.provisioner and manager.provisioner.process else None
     try:
-        def run(code: str) -> str:
-            out: list[str] = []
-
-            def hook(message: dict) -> None:
-                if message["msg_type"] == "stream":
-                    out.append(message["content"]["text"])
-                elif message["msg_type"] == "error":
-                    out.append("\n".join(message["content"]["traceback"]))
-
-            client.execute_interactive(code, timeout=600, output_hook=hook)
-            return "".join(out)
-
-        run((assignment.reference / f"{module}.py").read_text())
-        run("from autograder.public.notebook import check_notebook")
+        kernel.run((assignment.reference / f"{module}.py").read_text())
+        kernel.run("from autograder.public.notebook import check_notebook")
         for _ in range(repeat + 1):
             loads.append(load_now())
-            cpu = tree_cpu(kernel) if kernel else 0.0
-            text = run(NOTEBOOK_CALL.format(assignment=assignment.name, task=task))
-            cpus.append(tree_cpu(kernel) - cpu if kernel else float("nan"))
+            cpu = kernel.cpu()
+            text = kernel.run(NOTEBOOK_CALL.format(assignment=assignment.name, task=task))
+            cpus.append(kernel.cpu() - cpu)
             found = re.search(r"SECONDS ([0-9.]+)", text)
             if found is None or not re.search(rf"^{task} +\d+/\d+  passed$", text, re.M):
                 sys.exit(f"check_notebook did not pass {task} in the kernel:\n{text}")
             seconds.append(float(found.group(1)))
     finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
+        kernel.close()
     print(f"notebook (check_notebook in a kernel), {task}: first {seconds[0]:.3f} s (starts the worker), then "
           f"{', '.join(f'{s:.3f}' for s in seconds[1:])} s; CPU {', '.join(f'{s:.2f}' for s in cpus[1:])} s")
     return [figure(f"notebook re-check of {task} (median of {repeat})", median(seconds[1:]), " s", TARGET_SECONDS,
