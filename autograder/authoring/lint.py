@@ -7,7 +7,7 @@ from difflib import get_close_matches
 from pathlib import Path
 
 from autograder.errors import GraderError
-from autograder.probe.checks import task_checks
+from autograder.probe.checks import checks_file_problems
 from autograder.spec.assignment import MANIFEST, Assignment
 from autograder.spec.manifest import location
 from autograder.spec.mutation import load_mutations
@@ -23,14 +23,13 @@ def lint_assignment(assignment: Assignment) -> list[str]:
 
 
 def checks_problems(assignment: Assignment) -> list[str]:
-    """Each task's checks file exists, loads, binds every check to a task that exists, names known tolerances."""
-    problems = []
+    """Each task's checks file exists, loads, binds every check to a task that exists, and names known tolerances
+    wherever it names one (a helper shared by several files is reported once)."""
+    problems: dict[str, None] = {}
     for task in assignment.tasks:
-        try:
-            task_checks(task.checks, task.id, assignment.task_ids)
-        except GraderError as exc:
-            problems.append(str(exc))
-    return problems
+        _, found = checks_file_problems(task.checks, task.id, assignment.task_ids)
+        problems.update(dict.fromkeys(found))
+    return list(problems)
 
 
 def reference_name_problems(assignment: Assignment) -> list[str]:
