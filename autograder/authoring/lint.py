@@ -6,6 +6,7 @@ import ast
 from difflib import get_close_matches
 from pathlib import Path
 
+from autograder.authoring.minimums import Figure, missed_minimums
 from autograder.errors import GraderError
 from autograder.probe.checks import checks_file_problems
 from autograder.spec.assignment import MANIFEST, Assignment
@@ -67,20 +68,16 @@ def _top_level_names(path: Path) -> set[str] | None:
 
 
 def mutation_problems(assignment: Assignment) -> list[str]:
-    """Mistakes and variants load (one form per mutation, known tasks) and meet the ``[audit]`` minimums."""
-    problems = []
-    minimums = {"mistakes": assignment.audit.min_mistakes, "variants": assignment.audit.min_variants}
-    for which, minimum in minimums.items():
+    """Mistakes and variants load (one form per mutation, known tasks) and are as many as ``[audit]`` asks."""
+    problems, figures = [], []
+    for which in ("mistakes", "variants"):
         try:
             count = len(load_mutations(assignment, which))
         except GraderError as exc:
             problems.append(str(exc))
             continue
-        if count < minimum:
-            folder = assignment.root / "hidden" / which
-            problems.append(f"{folder}: {count} {which}, the audit needs at least {minimum}; add more, or lower "
-                            f"[audit] min_{which} in {MANIFEST}")
-    return problems
+        figures.append(Figure(f"min_{which}", count, str(assignment.root / "hidden" / which), which, "add more"))
+    return problems + missed_minimums(assignment, figures)
 
 
 def key_balance_problems(assignment: Assignment) -> list[str]:

@@ -158,15 +158,17 @@ def test_a_mutation_with_both_forms_is_refused(assignment_copy):
 
 def test_too_few_mutations_for_the_audit_minimums(assignment_copy):
     manifest = assignment_copy.root / "assignment.toml"
-    manifest.write_text(manifest.read_text() + "\n[audit]\nmin_mistakes = 500\nmin_variants = 500\n")
+    manifest.write_text(manifest.read_text() + "\n[audit]\nmin_mistakes = 500\nmin_variants = 500\n"
+                        "min_right_hints = 500\n")  # only the audit can count right hints: verify leaves it
     problems = _problems(assignment_copy)
     # counted by hand from the files (every [[mutation]] entry), not by the loader under test
     mistakes, variants = (sum(path.read_text().count("[[mutation]]") for path in
                               (assignment_copy.root / "hidden" / which).glob("*.toml"))
                           for which in ("mistakes", "variants"))
     assert [p.split(": ", 1)[1] for p in problems] == [
-        f"{mistakes} mistakes, the audit needs at least 500; add more, or lower [audit] min_mistakes in assignment.toml",
-        f"{variants} variants, the audit needs at least 500; add more, or lower [audit] min_variants in "
+        f"{mistakes} mistakes, [audit] min_mistakes asks for at least 500; add more, or lower [audit] min_mistakes in "
+        f"assignment.toml",
+        f"{variants} variants, [audit] min_variants asks for at least 500; add more, or lower [audit] min_variants in "
         f"assignment.toml"]
     assert mistakes >= 15 and variants >= 5
 
