@@ -111,20 +111,38 @@ def given_problem(given: GivenTolerance) -> str | None:
 
 
 def _api_aliases(tree: ast.Module, taking: set[str]) -> dict[str, str]:
-    """The local names under which the file imported the tolerance-taking functions (``as`` included), and the
-    attribute names reached through a module (``probe.gated``)."""
-    aliases = {name: name for name in taking}  # ``probe.gated(...)`` and ``from ... import gated``
+    """Each spelling under which the file calls a tolerance-taking function of the probe API, to its name: the
+    names imported from it (``as`` and ``*`` included), and ``module.gated`` through a module bound to it."""
+    aliases: dict[str, str] = {}
+    modules = {API_MODULE}  # ``import autograder.probe`` binds the dotted name itself
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(API_MODULE):
-            aliases.update({alias.asname: alias.name for alias in node.names
-                            if alias.asname and alias.name in taking})
+            for alias in node.names:
+                if alias.name == "*":
+                    aliases.update({name: name for name in taking})
+                elif alias.name in taking:
+                    aliases[alias.asname or alias.name] = alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module == API_MODULE.rpartition(".")[0]:
+            modules |= {alias.asname or alias.name for alias in node.names if alias.name == "probe"}
+        elif isinstance(node, ast.Import):
+            modules |= {alias.asname for alias in node.names if alias.asname and alias.name.startswith(API_MODULE)}
+            modules |= {alias.name for alias in node.names if not alias.asname and alias.name.startswith(API_MODULE)}
+    aliases.update({f"{module}.{name}": name for module in modules for name in taking})
     return aliases
 
 
 def _called(call: ast.Call, aliases: dict[str, str]) -> str | None:
-    func = call.func
-    local = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-    return aliases.get(local) if local else None
+    return aliases.get(_dotted(call.func) or "")
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` for a chain of names and attributes, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
 
 
 def _tolerance_argument(call: ast.Call, position: int | None) -> ast.expr | None:

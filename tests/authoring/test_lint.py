@@ -108,6 +108,17 @@ def test_an_unknown_tolerance_is_named_in_every_form_the_probe_api_takes(assignm
                        f"mean float32? {KNOWN}")
 
 
+def test_a_function_of_the_same_name_outside_the_probe_api_is_not_read(tmp_path):
+    from autograder.probe.tolerances import given_tolerances
+
+    source = tmp_path / "checks.py"
+    source.write_text('from autograder import probe as p\n'
+                      'def gated(*, tolerance):\n    return tolerance\n'
+                      'gated(tolerance="mine")\n'
+                      'p.gated(what="x", tolerance="theirs")\n')
+    assert [(given.line, given.function, given.name) for given in given_tolerances(source)] == [(5, "gated", "theirs")]
+
+
 def test_an_unknown_tolerance_in_a_shared_helper_is_named_once_at_the_helper(assignment_copy):
     folder = assignment_copy.root / "hidden" / "checks"
     helper = folder / "_loose.py"
