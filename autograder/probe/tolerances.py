@@ -13,6 +13,7 @@ import ast
 import inspect
 from dataclasses import dataclass
 from difflib import get_close_matches
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,7 @@ PARAMETER = "tolerance"
 API_MODULE = "autograder.probe"
 
 
+@cache
 def tolerance_parameters() -> dict[str, int | None]:
     """Each public function of the probe API that takes a tolerance name: its name -> the parameter's position
     (None when it is keyword-only)."""
