@@ -268,10 +268,10 @@ def _claim_queue(book: Gradebook, assignment: Assignment, fingerprint: str, jobs
 
 
 def _discarded(progress: TextIO | None, student: str) -> None:
-    """Say that a grade was discarded: this process's claim ran out and another worker took the submission over."""
+    """Say that a grade was discarded: another worker holds the submission now, or it went back to the queue."""
     if progress is not None:
-        progress.write(f"queue: {student}: discarded this grade: the claim's lease ran out and another worker took "
-                       f"the submission over (it records the grade)\n")
+        progress.write(f"queue: {student}: discarded this grade: this process no longer holds the claim (its lease "
+                       f"ran out and another worker took the submission over, or the submission changed since)\n")
 
 
 def _lateness(assignment: Assignment, root: Path, entries: list[Entry], options: BatchOptions,
