@@ -104,12 +104,12 @@ def _queue(url: str, students: tuple[str, ...], **options):
 
 
 def test_a_stalled_worker_whose_lease_ran_out_discards_its_grade_and_the_new_holder_records_it(database):
-    stalled = _queue(database, ("ada",), lease_seconds=1.0, renew_every=3600.0)  # its heartbeat never comes
-    other = _queue(database, ("ada", "bob"), lease_seconds=1.0)
-    beating = _queue(database, ("bob",), lease_seconds=1.0)  # a heartbeat every third of a second
+    stalled = _queue(database, ("ada",), lease_seconds=1.5, renew_every=3600.0)  # its heartbeat never comes
+    other = _queue(database, ("ada", "bob"), lease_seconds=1.5)
+    beating = _queue(database, ("bob",), lease_seconds=1.5)  # a heartbeat every third of the lease
     try:
         assert stalled.popleft().student == "ada" and beating.popleft().student == "bob"
-        time.sleep(2.5)  # longer than the lease: the stalled claim expires; the renewed one does not
+        time.sleep(3.0)  # twice the lease: the stalled claim expires; the renewed one does not
         assert other.popleft().student == "ada" and other.popleft() is None  # bob is still held
         recorded = []
         with stalled.recording("ada") as held:  # wakes up with its grade: the claim has passed to another
