@@ -134,7 +134,7 @@ def test_a_tolerance_name_computed_at_run_time_is_refused_with_the_same_sentence
     from autograder.probe import gate_failures
     from autograder.probe.tolerances import tolerance_parameters
 
-    computed = "".join(["flo", "at"])  # no source spells it out: grading looks it up
+    computed = "".join(["flo", "at"])  # noqa: FLY002 - no source spells it out: grading looks it up
     with pytest.raises(AssignmentError) as refused:
         gate_failures({}, {}, "causal_mask", computed)
     assert str(refused.value) == f"unknown tolerance 'float' — did you mean float32? {KNOWN}"

@@ -13,8 +13,8 @@ import torch
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from bench_warm import function_source, toggled  # noqa: E402
 import figures  # noqa: E402
+from bench_warm import function_source, toggled  # noqa: E402
 from figures import figure, read_record, verdict  # noqa: E402
 from readme_table import BEGIN, END, README, RECORD, render_table, with_table  # noqa: E402
 
