@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.authoring.blind import BLIND_KINDS, write_blind_package
+from autograder.authoring.minimums import Figure, missed_minimums
 from autograder.authoring.notebook_template import notebook_path
 from autograder.authoring.notebook_variant import NOTEBOOK_VARIANT, write_notebook_variant
 from autograder.authoring.template import render_template
@@ -272,11 +273,30 @@ def render_blind(rows: list[BlindRow]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def audit_figures(rows: list[AuditRow]) -> list[Figure]:
+    """The audit's own counts that ``[audit]`` holds to minimums: mistakes caught only in their task, declared
+    variants with full marks (the notebook variant every assignment gets is not one), right diagnoses."""
+    mistakes = [r for r in rows if r.kind == "mistake"]
+    variants = [r for r in rows if r.kind == "variant" and r.mutation is not NOTEBOOK_VARIANT]
+    return [
+        Figure("min_mistakes", sum(r.verdict == CAUGHT for r in mistakes), "audit",
+               "mistakes caught only in their task", "add mistakes the checks catch"),
+        Figure("min_variants", sum(r.verdict == FULL for r in variants), "audit", "variants with full marks",
+               "add variants"),
+        Figure("min_right_hints", sum(r.diagnosed for r in mistakes), "audit", "mistakes with the right diagnosis",
+               "make the rows without [right hint] diagnosable (a probe whose outputs tell them apart)"),
+    ]
+
+
 FAMILIES = ("all", "mutations", "blind")
 
 
-def audit_and_render(assignment: Assignment, jobs: int, families: str = "all") -> tuple[bool, str]:
-    """Run the audit (the mistakes and variants, the blind submissions, or both) and return (all good, table).
+def audit_and_render(assignment: Assignment, jobs: int, families: str = "all") -> tuple[bool, str, list[str]]:
+    """Run the audit (the mistakes and variants, the blind submissions, or both).
+
+    Returns:
+        Whether every row holds (each mistake caught in its task only, each variant at full marks, each blind
+        submission at 0), the tables, and one line per ``[audit]`` minimum the run falls below.
 
     Raises:
         ValueError: If ``families`` is not one of FAMILIES.
@@ -301,6 +321,7 @@ def audit_and_render(assignment: Assignment, jobs: int, families: str = "all") -
         with progress_bar(len(BLIND_KINDS), f"blind submissions of {assignment.name}", unit="kind") as bar:
             blind = run_blind(assignment, jobs=jobs, progress=lambda row: bar.update(1))
     ok = (bool(rows) or families == "blind") and all(row.ok for row in rows) and all(row.ok for row in blind)
+    missed = missed_minimums(assignment, audit_figures(rows)) if families != "blind" else []
     seconds = time.monotonic() - started
     table = render_audit(rows, seconds) if rows else f"wall time: {seconds:.1f} s\n"
-    return ok, (render_blind(blind) + "\n" if blind else "") + table
+    return ok, (render_blind(blind) + "\n" if blind else "") + table, missed

@@ -6,8 +6,9 @@ import ast
 from difflib import get_close_matches
 from pathlib import Path
 
+from autograder.authoring.minimums import Figure, missed_minimums
 from autograder.errors import GraderError
-from autograder.probe.checks import task_checks
+from autograder.probe.checks import checks_file_problems
 from autograder.spec.assignment import MANIFEST, Assignment
 from autograder.spec.manifest import location
 from autograder.spec.mutation import load_mutations
@@ -23,14 +24,13 @@ def lint_assignment(assignment: Assignment) -> list[str]:
 
 
 def checks_problems(assignment: Assignment) -> list[str]:
-    """Each task's checks file exists, loads, binds every check to a task that exists, names known tolerances."""
-    problems = []
+    """Each task's checks file exists, loads, binds every check to a task that exists, and names known tolerances
+    wherever it names one (a helper shared by several files is reported once)."""
+    problems: dict[str, None] = {}
     for task in assignment.tasks:
-        try:
-            task_checks(task.checks, task.id, assignment.task_ids)
-        except GraderError as exc:
-            problems.append(str(exc))
-    return problems
+        _, found = checks_file_problems(task.checks, task.id, assignment.task_ids)
+        problems.update(dict.fromkeys(found))
+    return list(problems)
 
 
 def reference_name_problems(assignment: Assignment) -> list[str]:
@@ -68,20 +68,16 @@ def _top_level_names(path: Path) -> set[str] | None:
 
 
 def mutation_problems(assignment: Assignment) -> list[str]:
-    """Mistakes and variants load (one form per mutation, known tasks) and meet the ``[audit]`` minimums."""
-    problems = []
-    minimums = {"mistakes": assignment.audit.min_mistakes, "variants": assignment.audit.min_variants}
-    for which, minimum in minimums.items():
+    """Mistakes and variants load (one form per mutation, known tasks) and are as many as ``[audit]`` asks."""
+    problems, figures = [], []
+    for which in ("mistakes", "variants"):
         try:
             count = len(load_mutations(assignment, which))
         except GraderError as exc:
             problems.append(str(exc))
             continue
-        if count < minimum:
-            folder = assignment.root / "hidden" / which
-            problems.append(f"{folder}: {count} {which}, the audit needs at least {minimum}; add more, or lower "
-                            f"[audit] min_{which} in {MANIFEST}")
-    return problems
+        figures.append(Figure(f"min_{which}", count, str(assignment.root / "hidden" / which), which, "add more"))
+    return problems + missed_minimums(assignment, figures)
 
 
 def key_balance_problems(assignment: Assignment) -> list[str]:

@@ -180,7 +180,7 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
 
         source = _claim_queue(book, assignment, fingerprint, jobs, summary, options, progress)
 
-        def record(job: WorkItem, outcome: Outcome) -> None:
+        def store(job: WorkItem, outcome: Outcome) -> Outcome:
             late = summary.late.get(job.student)
             try:
                 book.record(assignment.name, fingerprint, job.student, job.digest, printable(job.path), outcome,
@@ -190,15 +190,23 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
                                   message=f"the gradebook could not store this report ({one_line(exc)})")
                 book.record(assignment.name, fingerprint, job.student, job.digest, printable(job.path), outcome,
                             late)
-            if source is not None:  # recorded: no other worker grades it again
-                source.done(job.student)
+            return outcome
+
+        def record(job: WorkItem, outcome: Outcome) -> None:
+            if source is None:
+                outcome = store(job, outcome)
+            else:  # recorded only while this process holds the claim: no other worker records it again
+                with source.recording(job.student) as held:
+                    if not held:
+                        _discarded(progress, job.student)
+                        return
+                    outcome = store(job, outcome)
+            late = summary.late.get(job.student)
             summary.graded.append((job.student, outcome))
             bar.update(job.student, outcome, late.final(outcome.score) if late is not None else None)
 
         def tick() -> None:
             bar.draw()
-            if source is not None:
-                source.renew()
 
         def drawn(job: WorkItem, result: FigureResult) -> None:
             summary.figure_pages = (summary.figure_pages or 0) + result.drawn
@@ -251,11 +259,19 @@ def _claim_queue(book: Gradebook, assignment: Assignment, fingerprint: str, jobs
     skipped = set(summary.skipped)
     graded = {r.student: r.digest for r in book.current(assignment.name, with_reports=False) if r.student in skipped}
     source = ClaimQueue(str(parse_location(options.gradebook)), assignment.name, fingerprint,
-                        {job.student: job for job in jobs}, graded, options.lease)
+                        {job.student: job for job in jobs}, graded, options.lease,
+                        log=progress.write if progress is not None else None)
     if progress is not None:
         progress.write(f"queue: {len(source)} submissions left to grade, shared with every grade-all --queue "
                        f"({source.name})\n")
     return source
+
+
+def _discarded(progress: TextIO | None, student: str) -> None:
+    """Say that a grade was discarded: another worker holds the submission now, or it went back to the queue."""
+    if progress is not None:
+        progress.write(f"queue: {student}: discarded this grade: this process no longer holds the claim (its lease "
+                       f"ran out and another worker took the submission over, or the submission changed since)\n")
 
 
 def _lateness(assignment: Assignment, root: Path, entries: list[Entry], options: BatchOptions,

@@ -18,12 +18,19 @@ from autograder.cli.base import assignment_named, friendly_errors
 @friendly_errors
 def audit(assignment: str, jobs: int, families: str) -> None:
     """Grade every known mistake (must lose points, in its task only), correct variant (must keep full marks)
-    and blind submission (raise, zeros, ones, random, echo, convert: must score 0 on every task)."""
+    and blind submission (raise, zeros, ones, random, echo, convert: must score 0 on every task); fail also
+    when the counts fall below the manifest's [audit] minimums."""
     from autograder.authoring.audit import audit_and_render
 
-    ok, table = audit_and_render(assignment_named(assignment), jobs, families)
+    ok, table, missed = audit_and_render(assignment_named(assignment), jobs, families)
     click.echo(table, nl=False)
+    for line in missed:
+        click.echo(f"below the minimum: {line}", err=True)
     if not ok:
         click.echo("audit failed: a mistake escaped, cost another task points, a variant lost points, or a blind "
                    "submission earned points", err=True)
+    elif missed:
+        click.echo(f"audit failed: {len(missed)} [audit] minimum{'s' if len(missed) > 1 else ''} not met",
+                   err=True)
+    if not ok or missed:
         sys.exit(1)

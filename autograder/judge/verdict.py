@@ -10,7 +10,7 @@ from typing import Any
 
 from safetensors.torch import save as save_safetensors
 
-from autograder.errors import CheckFailed, TransportError
+from autograder.errors import AssignmentError, CheckFailed, TransportError
 from autograder.judge.compare import compare_outputs
 from autograder.judge.refcache import ReferenceStore
 from autograder.judge.transport import decode_outputs, encode_outputs
@@ -153,6 +153,10 @@ class Judge:
                 failures += [str(m) for m in check.verify(actual, reference_view, verify_context)]
             except CheckFailed as exc:
                 failures.append(str(exc))
+            except AssignmentError as exc:  # the check's own mistake (an unknown tolerance): no student's points
+                where = check.probe.__code__
+                raise AssignmentError(f"{where.co_filename}:{where.co_firstlineno}: check {check.name}: {exc}") \
+                    from None
             except Exception as exc:  # noqa: BLE001 - malformed student outputs can trip a verifier
                 failures.append(f"the outputs could not be checked ({type(exc).__name__}: {exc})")
         if not failures:

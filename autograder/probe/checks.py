@@ -147,8 +147,6 @@ def load_checks_file(path: Path, name: str) -> dict[str, Any]:
     return run_checks_file(compile(path.read_text(), str(path), "exec"), helpers, name)
 
 
-
-
 def task_checks(path: Path | None, task: str, task_ids: Sequence[str]) -> list[Check]:
     """Load a task's checks file as the grader does and return the task's checks, refusing what would be lost.
 
@@ -158,34 +156,48 @@ def task_checks(path: Path | None, task: str, task_ids: Sequence[str]) -> list[C
         task_ids: Every task id of the assignment (the quiz's included).
 
     Raises:
-        AssignmentError: One line: the file does not exist or fails to load (with the line), a check is bound to a
-            task the assignment does not have (with the nearest id), names an unknown tolerance, or the file
-            declares no check of the task.
+        AssignmentError: The first of :func:`checks_file_problems`.
+    """
+    checks, problems = checks_file_problems(path, task, task_ids)
+    if problems:
+        raise AssignmentError(problems[0])
+    return checks
+
+
+def checks_file_problems(path: Path | None, task: str, task_ids: Sequence[str]) -> tuple[list[Check], list[str]]:
+    """Load a task's checks file as the grader does: the task's checks, and one line per problem.
+
+    The problems: the file does not exist or fails to load (with the line); a check is bound to a task the
+    assignment does not have (with the nearest id); the file or a helper beside it names an unknown tolerance,
+    in whatever form the probe API takes one (``probe/tolerances.py``); the file declares no check of the task.
     """
     if path is None or not path.is_file():
-        raise AssignmentError(f"hidden checks for task {task!r} are not part of this installation ({path}); "
-                              f"grading needs the instructor's copy")
+        return [], [f"hidden checks for task {task!r} are not part of this installation ({path}); "
+                    f"grading needs the instructor's copy"]
     try:
         namespace = load_checks_file(path, f"_checks_{task}")
     except Exception as exc:  # noqa: BLE001 - the instructor's file: one line saying where and what
-        raise AssignmentError(load_failure(path, exc)) from None
-    from autograder.judge.compare import TOLERANCES  # lazily: the worker side never needs the judge
+        return [], [load_failure(path, exc)]
+    from autograder.probe.tolerances import given_problem, given_tolerances, tolerance_problem
 
     checks = collect_checks(namespace)
+    sources = [path] + [path.parent / f"{helper}.py" for helper in helper_sources(path)]
+    given = [found for source in sources for found in given_tolerances(source)]
+    problems = [line for line in map(given_problem, given) if line]
     for found in checks:
         where = f"{path}:{found.probe.__code__.co_firstlineno}"
         if found.task not in task_ids:
             close = get_close_matches(found.task, list(task_ids), n=1)
             fix = f"did you mean {close[0]}?" if close else f"tasks: {', '.join(task_ids)}"
-            raise AssignmentError(f"{where}: @check({found.task!r}) names no task of the assignment (the check "
-                                  f"would never run): {found.task} — {fix}")
-        if found.tolerance not in TOLERANCES:
-            raise AssignmentError(f"{where}: check {found.name} names an unknown tolerance {found.tolerance!r}; "
-                                  f"known: {', '.join(TOLERANCES)}")
+            problems.append(f"{where}: @check({found.task!r}) names no task of the assignment (the check would "
+                            f"never run): {found.task} — {fix}")
+        unknown = tolerance_problem(found.tolerance)
+        if unknown and found.tolerance not in {g.name for g in given}:  # a name the source does not spell out
+            problems.append(f"{where}: check {found.name}: {unknown}")
     own = [c for c in checks if c.task == task]
-    if not own:
-        raise AssignmentError(f"{path} declares no check for task {task!r}")
-    return own
+    if not own and not problems:
+        problems.append(f"{path} declares no check for task {task!r}")
+    return own, problems
 
 
 def load_failure(path: Path, exc: BaseException) -> str:

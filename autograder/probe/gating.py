@@ -44,11 +44,13 @@ def _split(outputs: Mapping[str, Any]) -> tuple[Outputs, Outputs]:
 
 def gate_failures(student: Outputs, reference: Mapping[str, Any], what: str, tolerance: str = "float32") -> list[str]:
     """One failure message if the student's gate values differ from the reference's, else none."""
-    from autograder.judge.compare import TOLERANCES, compare_value
+    from autograder.judge.compare import compare_value
+    from autograder.probe.tolerances import named_tolerance
 
+    closeness = named_tolerance(tolerance)
     expected, _ = _split(dict(reference.items()))
     for name, value in expected.items():
-        if name not in student or compare_value(name, value, student[name], TOLERANCES[tolerance]):
+        if name not in student or compare_value(name, value, student[name], closeness):
             return [f"{what} does not compute the right values yet (see the value checks); this property "
                     f"counts only once they are right"]
     return []

@@ -78,8 +78,10 @@ def same_as_fresh(what: str, tolerance: str = "float32") -> Verifier:
     """
 
     def verify(student: Outputs, reference: Mapping[str, Any], ctx: Context) -> Iterator[str]:
-        from autograder.judge.compare import TOLERANCES, compare_value
+        from autograder.judge.compare import compare_value
+        from autograder.probe.tolerances import named_tolerance
 
+        closeness = named_tolerance(tolerance)
         failures = gate_failures(student, reference, what)
         if failures:
             yield from failures
@@ -99,7 +101,7 @@ def same_as_fresh(what: str, tolerance: str = "float32") -> Verifier:
             if name not in student or fresh not in student:
                 yield f"{name}: missing"
                 return
-            difference = compare_value(call, student[fresh], student[name], TOLERANCES[tolerance])
+            difference = compare_value(call, student[fresh], student[name], closeness)
             if difference:
                 yield (f"{call}: called after {earlier} on the same object, {what} gives another answer than on a "
                        f"fresh object ({difference}): state from the earlier call survives into this one (a cache, "

@@ -100,11 +100,13 @@ class AuditMinimums:
     Attributes:
         min_mistakes: Known mistakes the assignment must have.
         min_variants: Correct variants it must have.
+        min_right_hints: Known mistakes the audit must diagnose with their own hint.
         balanced_key: Whether the quiz key must use each letter as often as the others, within one.
     """
 
     min_mistakes: int = table("audit").key("min_mistakes").default
     min_variants: int = table("audit").key("min_variants").default
+    min_right_hints: int = table("audit").key("min_right_hints").default
     balanced_key: bool = table("audit").key("balanced_key").default
 
 

@@ -164,6 +164,8 @@ SCHEMA: tuple[Table, ...] = (
     Table("audit", "The minimums `grader verify` and `grader audit` hold the assignment to.", keys=(
         Key("min_mistakes", INTEGER, 15, "Known mistakes (`hidden/mistakes/*.toml`) the assignment must have."),
         Key("min_variants", INTEGER, 5, "Correct variants (`hidden/variants/*.toml`) the assignment must have."),
+        Key("min_right_hints", INTEGER, 0, "Known mistakes `grader audit` must find with their own hint (the "
+            "student's outputs match that mistake's); only the audit can count them."),
         Key("balanced_key", BOOLEAN, True, "The quiz key uses each letter as often as the others, within one (so "
             "\"always the most common letter\" gains nothing)."),
     )),

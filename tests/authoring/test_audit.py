@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.authoring.audit import CAUGHT, FULL, judge, render_audit, run_audit, tasks_to_grade
+from autograder.authoring.audit import (
+    CAUGHT,
+    FULL,
+    AuditRow,
+    audit_figures,
+    judge,
+    render_audit,
+    run_audit,
+    tasks_to_grade,
+)
+from autograder.authoring.minimums import missed_minimums
+from autograder.authoring.notebook_variant import NOTEBOOK_VARIANT
 from autograder.reports.results import CheckResult, GradeReport, TaskResult
 from autograder.spec.assignment import available_assignments, load_assignment
 from autograder.spec.mutation import Edit, Mutation, load_mutations
@@ -38,6 +49,29 @@ def test_an_escaped_mistake_names_the_checks_that_ran_and_passed():
 def test_a_variant_must_keep_every_point():
     assert judge(VARIANT, "variant", report(attention=(10, 10))).verdict == FULL
     assert judge(VARIANT, "variant", report(attention=(9.5, 10))).verdict == "WRONGLY PENALISED"
+
+
+def test_the_audit_holds_its_own_counts_to_the_manifest_minimums():
+    from dataclasses import replace
+
+    assignment = load_assignment("assignment3")
+    assignment = replace(assignment, audit=replace(assignment.audit, min_mistakes=2, min_variants=2,
+                                                   min_right_hints=1))
+    rows = [AuditRow(MISTAKE, "mistake", CAUGHT, diagnosed=False), AuditRow(MISTAKE, "mistake", "ESCAPED"),
+            AuditRow(VARIANT, "variant", FULL), AuditRow(NOTEBOOK_VARIANT, "variant", FULL)]
+    assert missed_minimums(assignment, audit_figures(rows)) == [
+        "audit: 1 mistakes caught only in their task, [audit] min_mistakes asks for at least 2; add mistakes the "
+        "checks catch, or lower [audit] min_mistakes in assignment.toml",
+        # the notebook variant every assignment gets is not one of the assignment's own
+        "audit: 1 variants with full marks, [audit] min_variants asks for at least 2; add variants, or lower "
+        "[audit] min_variants in assignment.toml",
+        "audit: 0 mistakes with the right diagnosis, [audit] min_right_hints asks for at least 1; make the rows "
+        "without [right hint] diagnosable (a probe whose outputs tell them apart), or lower [audit] "
+        "min_right_hints in assignment.toml"]
+    rows[0].diagnosed = True
+    rows[1].verdict = CAUGHT
+    rows.append(AuditRow(VARIANT, "variant", FULL))
+    assert missed_minimums(assignment, audit_figures(rows)) == []
 
 
 def test_tasks_are_graded_when_their_files_are_or_import_an_edited_file():

@@ -62,11 +62,85 @@ def test_a_checks_file_with_a_syntax_error_is_one_line(assignment_copy):
     assert problem.startswith(f"{checks}:") and "SyntaxError" in problem
 
 
-def test_an_unknown_tolerance_is_named(assignment_copy):
+KNOWN = "(known: float32, deep, exact, angles)"
+
+
+def test_an_unknown_tolerance_of_a_check_is_named(assignment_copy):
     checks = assignment_copy.root / "hidden" / "checks" / "causal_mask.py"
     _edit(checks, 'tolerance="exact"', 'tolerance="exactly"')
     [problem] = _problems(assignment_copy)
-    assert "unknown tolerance 'exactly'; known: float32, deep, exact, angles" in problem
+    line = checks.read_text().splitlines().index('@check("causal_mask", weight=2, tolerance="exactly",') + 1
+    assert problem == (f"{checks}:{line}: check(tolerance='exactly'): unknown tolerance 'exactly' — did you mean "
+                       f"exact? {KNOWN}")
+    with pytest.raises(AssignmentError, match="did you mean exact"):  # the grader refuses the file the same way
+        task_checks(checks, "causal_mask", assignment_copy.task_ids)
+
+
+# Each form in which a checks file can give a tolerance name to the probe API other than @check(tolerance=...);
+# the line holding the name is marked ``# <-``.
+TOLERANCE_FORMS = {
+    "gated keyword": ('from autograder.probe import gated\n'
+                      'late = gated(what="causal_mask",\n'
+                      '             tolerance="flaot32")  # <-\n', "gated"),
+    "gated aliased": ('from autograder.probe import gated as gate_on\n'
+                      'late = gate_on(what="causal_mask", tolerance="flaot32")  # <-\n', "gated"),
+    "through the module": ('import autograder.probe as probe\n'
+                           'late = probe.gated(what="causal_mask", tolerance="flaot32")  # <-\n', "gated"),
+    "a module constant": ('from autograder.probe import gated\nLOOSE = "flaot32"\n'
+                          'late = gated(what="causal_mask", tolerance=LOOSE)  # <-\n', "gated"),
+    "same_as_fresh positional": ('from autograder.probe import same_as_fresh\n'
+                                 'again = same_as_fresh("causal_mask", "flaot32")  # <-\n', "same_as_fresh"),
+    "gate_failures in a verifier": ('from autograder.probe import gate_failures\n'
+                                    'def _property(student, reference, ctx):\n'
+                                    '    yield from gate_failures(student, reference, "causal_mask", "flaot32")  # <-\n',
+                                    "gate_failures"),
+}
+
+
+@pytest.mark.parametrize("form", list(TOLERANCE_FORMS))
+def test_an_unknown_tolerance_is_named_in_every_form_the_probe_api_takes(assignment_copy, form):
+    source, function = TOLERANCE_FORMS[form]
+    checks = assignment_copy.root / "hidden" / "checks" / "causal_mask.py"
+    checks.write_text(checks.read_text() + "\n" + source)
+    [problem] = _problems(assignment_copy)
+    line = next(n for n, text in enumerate(checks.read_text().splitlines(), 1) if text.endswith("# <-"))
+    assert problem == (f"{checks}:{line}: {function}(tolerance='flaot32'): unknown tolerance 'flaot32' — did you "
+                       f"mean float32? {KNOWN}")
+
+
+def test_a_function_of_the_same_name_outside_the_probe_api_is_not_read(tmp_path):
+    from autograder.probe.tolerances import given_tolerances
+
+    source = tmp_path / "checks.py"
+    source.write_text('from autograder import probe as p\n'
+                      'def gated(*, tolerance):\n    return tolerance\n'
+                      'gated(tolerance="mine")\n'
+                      'p.gated(what="x", tolerance="theirs")\n')
+    assert [(given.line, given.function, given.name) for given in given_tolerances(source)] == [(5, "gated", "theirs")]
+
+
+def test_an_unknown_tolerance_in_a_shared_helper_is_named_once_at_the_helper(assignment_copy):
+    folder = assignment_copy.root / "hidden" / "checks"
+    helper = folder / "_loose.py"
+    helper.write_text('from autograder.probe import gated\n\nLOOSE = gated(what="x", tolerance="deeep")\n')
+    for name in ("causal_mask", "head_split"):
+        _edit(folder / f"{name}.py", "import torch\n", "import torch\nfrom _loose import LOOSE\n")
+    assert _problems(assignment_copy) == [f"{helper}:3: gated(tolerance='deeep'): unknown tolerance 'deeep' — "
+                                          f"did you mean deep? {KNOWN}"]
+
+
+def test_a_tolerance_name_computed_at_run_time_is_refused_with_the_same_sentence():
+    from autograder.judge.compare import TOLERANCES
+    from autograder.probe import gate_failures
+    from autograder.probe.tolerances import tolerance_parameters
+
+    computed = "".join(["flo", "at"])  # noqa: FLY002 - no source spells it out: grading looks it up
+    with pytest.raises(AssignmentError) as refused:
+        gate_failures({}, {}, "causal_mask", computed)
+    assert str(refused.value) == f"unknown tolerance 'float' — did you mean float32? {KNOWN}"
+    assert list(TOLERANCES) == ["float32", "deep", "exact", "angles"]
+    # every function of the probe API that takes a tolerance name is one the lint reads
+    assert set(tolerance_parameters()) == {"check", "gated", "same_as_fresh", "gate_failures"}
 
 
 @pytest.mark.parametrize("key, old, new, fix", [
@@ -95,15 +169,17 @@ def test_a_mutation_with_both_forms_is_refused(assignment_copy):
 
 def test_too_few_mutations_for_the_audit_minimums(assignment_copy):
     manifest = assignment_copy.root / "assignment.toml"
-    manifest.write_text(manifest.read_text() + "\n[audit]\nmin_mistakes = 500\nmin_variants = 500\n")
+    manifest.write_text(manifest.read_text() + "\n[audit]\nmin_mistakes = 500\nmin_variants = 500\n"
+                        "min_right_hints = 500\n")  # only the audit can count right hints: verify leaves it
     problems = _problems(assignment_copy)
     # counted by hand from the files (every [[mutation]] entry), not by the loader under test
     mistakes, variants = (sum(path.read_text().count("[[mutation]]") for path in
                               (assignment_copy.root / "hidden" / which).glob("*.toml"))
                           for which in ("mistakes", "variants"))
     assert [p.split(": ", 1)[1] for p in problems] == [
-        f"{mistakes} mistakes, the audit needs at least 500; add more, or lower [audit] min_mistakes in assignment.toml",
-        f"{variants} variants, the audit needs at least 500; add more, or lower [audit] min_variants in "
+        f"{mistakes} mistakes, [audit] min_mistakes asks for at least 500; add more, or lower [audit] min_mistakes in "
+        f"assignment.toml",
+        f"{variants} variants, [audit] min_variants asks for at least 500; add more, or lower [audit] min_variants in "
         f"assignment.toml"]
     assert mistakes >= 15 and variants >= 5
 

@@ -47,13 +47,23 @@ def test_a_new_assignment_verifies_audits_and_releases_as_it_is(tmp_path):
     # (authoring/notebook_variant.py, a variant every assignment gets)
     assert "mistakes caught only in their task: 1 / 1" in audited.output and "variants with full marks: 2 / 2" in \
         audited.output and "blind submissions scoring 0 on their task: 6 / 6" in audited.output
+    # the audit holds its own counts to the manifest's [audit] minimums, as verify holds the declared ones
+    manifest = tmp_path / "assignments" / "demo101" / "assignment.toml"
+    manifest.write_text(manifest.read_text().replace("min_mistakes = 1 ", "min_mistakes = 2 ")
+                        .replace("# min_right_hints = 0 ", "min_right_hints = 1 "))
+    below = _grader(tmp_path, "audit", "demo101", "--jobs", "1", "--families", "mutations")
+    assert below.exit_code == 1, below.output
+    assert below.stderr.splitlines() == [
+        "below the minimum: audit: 1 mistakes caught only in their task, [audit] min_mistakes asks for at least 2; "
+        "add mistakes the checks catch, or lower [audit] min_mistakes in assignment.toml",
+        "audit failed: 1 [audit] minimum not met"]
+    manifest.write_text(manifest.read_text().replace("min_mistakes = 2 ", "min_mistakes = 1 "))
     released = _grader(tmp_path, "release", "demo101", "--no-verify", "--out", str(tmp_path / "release"))
     assert released.exit_code == 0, released.output
     shipped = tmp_path / "release" / "demo101-student" / "assignments" / "demo101"
     assert sorted(p.name for p in shipped.iterdir()) == ["STUDENT_README.md", "assignment.toml", "figures",
                                                          "public_tests", "quiz.toml"]
     # the instructor's next step: a function the reference does not define is named by `grader template` at once
-    manifest = tmp_path / "assignments" / "demo101" / "assignment.toml"
     manifest.write_text(manifest.read_text().replace('functions = ["ops.softmax"]', 'functions = ["ops.sofmax"]'))
     templated = _grader(tmp_path, "template", "demo101")
     assert templated.exit_code == 1 and "student template written" in templated.stdout, templated.output

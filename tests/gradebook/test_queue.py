@@ -1,4 +1,5 @@
-"""`grade-all --queue` on a real PostgreSQL: three workers share a class, one killed mid-grade; and its refusals."""
+"""`grade-all --queue` on a real PostgreSQL: three workers share a class, one killed mid-grade; a stalled worker's
+late grade is discarded (the claim id fences the record); and its refusals."""
 
 from __future__ import annotations
 
@@ -60,8 +61,9 @@ def _holder(url: str, student: str, timeout: float) -> str:
 def test_three_workers_share_a_class_and_a_killed_one_loses_nothing(database, tmp_path):
     submissions = _class(tmp_path / "submissions")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "GRADER_ASSIGNMENTS": str(FIXTURES / "assignments")}
+    # a lease (1 s) shorter than the slow submission's grade (3 s at import): the heartbeat keeps it held
     command = [sys.executable, "-m", "autograder.cli", "grade-all", "mini", str(submissions), "--queue", "--lease",
-               "5", "--jobs", "1", "--gradebook", database]
+               "1", "--jobs", "1", "--gradebook", database]
     workers = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 start_new_session=True) for _ in range(3)]
     try:
@@ -79,12 +81,63 @@ def test_three_workers_share_a_class_and_a_killed_one_loses_nothing(database, tm
     assert victim.returncode == -signal.SIGKILL
     assert all(w.returncode == 0 for w in survivors), [outputs[w.pid][-2000:] for w in survivors]
     assert sum(f"] {SLOW}: 5 / 5" in outputs[w.pid] for w in survivors) == 1  # taken over once its lease ran out
+    # each student's grade is recorded by one worker only: a worker whose claim passed to another says it discarded
+    lines = [line for w in workers for line in outputs[w.pid].splitlines()]
+    for student in ("ada", "bob", "cy", "dee", "eve", "fay"):
+        assert sum(re.search(rf"\] {student}: \d", line) is not None for line in lines) == 1, (student, lines)
     with Gradebook(database, readonly=True) as book:
         current = {row.student: (row.score, row.status) for row in book.current("mini", with_reports=False)}
         counts = dict(book.db.execute("SELECT student, count(*) FROM submissions GROUP BY student").fetchall())
+        max_id = book.db.execute("SELECT max(id) FROM submissions").fetchone()[0]
     assert current == {s: (0.0 if s in ("bob", "eve") else 5.0, "graded") for s in ("ada", "bob", "cy", "dee", "eve",
                                                                                     "fay")}
     assert counts == dict.fromkeys(current, 1)  # each graded once
+    assert max_id == len(current)  # and never recorded twice (a second record replaces the row under a new id)
+
+
+def _queue(url: str, students: tuple[str, ...], **options):
+    from autograder.batch.pool import WorkItem
+    from autograder.batch.queue import ClaimQueue
+
+    items = {s: WorkItem(i, s, Path(s), f"digest-{s}") for i, s in enumerate(students)}
+    return ClaimQueue(url, "mini", "setup", items, {}, **options)
+
+
+def test_a_stalled_worker_whose_lease_ran_out_discards_its_grade_and_the_new_holder_records_it(database):
+    stalled = _queue(database, ("ada",), lease_seconds=1.5, renew_every=3600.0)  # its heartbeat never comes
+    other = _queue(database, ("ada", "bob"), lease_seconds=1.5)
+    beating = _queue(database, ("bob",), lease_seconds=1.5)  # a heartbeat every third of the lease
+    try:
+        assert stalled.popleft().student == "ada" and beating.popleft().student == "bob"
+        time.sleep(3.0)  # twice the lease: the stalled claim expires; the renewed one does not
+        assert other.popleft().student == "ada" and other.popleft() is None  # bob is still held
+        recorded = []
+        with stalled.recording("ada") as held:  # wakes up with its grade: the claim has passed to another
+            assert not held
+        for queue, student in ((other, "ada"), (beating, "bob")):
+            with queue.recording(student) as held:
+                assert held
+                recorded.append(student)
+        assert recorded == ["ada", "bob"] and not other and not stalled  # every submission done, each recorded once
+    finally:
+        for queue in (stalled, other, beating):
+            queue.close()
+
+
+def test_a_grade_that_fails_to_record_keeps_the_claim_until_it_is_given_back(database):
+    import psycopg
+
+    queue = _queue(database, ("ada",), lease_seconds=60.0)
+    try:
+        queue.popleft()
+        with pytest.raises(RuntimeError), queue.recording("ada") as held:
+            assert held
+            raise RuntimeError("the gradebook refused the report")
+        assert queue.held.keys() == {"ada"} and queue
+    finally:
+        queue.close()
+    with psycopg.connect(database, autocommit=True) as db:  # given back: the next worker claims it at once
+        assert db.execute("SELECT worker, claim, done FROM grading_queue").fetchall() == [(None, None, False)]
 
 
 @pytest.mark.parametrize(("args", "message"), [
