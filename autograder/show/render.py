@@ -199,6 +199,8 @@ def _draw_as_they_arrive(catalog: Catalog, arrived: queue.SimpleQueue[tuple[str,
         except queue.Empty:
             if running.done() and arrived.empty():
                 return drawn
+            # A probe is running, so a figure will be drawn: load matplotlib while waiting, not after the result.
+            importlib.import_module(".draw", __package__)
             continue
         for figure in (f for f in catalog.figures if f.probe.name == name):
             drawn[figure.name] = _draw(figure, result, folder, kept, redrawn)
