@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_warm import Kernel, Lines, tree_cpu  # noqa: E402
+from bench_warm import Kernel, timed_saves  # noqa: E402
 from figures import figure, load_now  # noqa: E402
 
 TARGET_SECONDS = 20.0  # the first target of grader show
@@ -147,36 +147,17 @@ def watch_runs(assignment: str, path: Path, qualified: str, repeat: int, scratch
     with the CPU seconds of the whole process tree across it."""
     work = scratch / "watched" / path.name
     shutil.copytree(path, work, ignore=shutil.ignore_patterns("__pycache__"))
-    command = [sys.executable, "-m", "autograder.cli", "show", assignment, str(work), "--watch",
-               "--out", str(scratch / "watched" / "figures")]
-    process = subprocess.Popen(command, env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT,
-                               stdout=subprocess.PIPE, text=True)
-    redraws, totals, cpus, loads, said = [], [], [], [], []
-    try:
-        lines = Lines(process)
-        lines.until(r"^watching ")
-        for index in range(repeat):
-            loads.append(load_now())
-            cpu = tree_cpu(process.pid)
-            saved = time.perf_counter()
-            change_function(work, qualified, 100 + index)
-            started = lines.until(r" saved: redrawing")
-            lines.until(r"^redrawn: ")
-            said.append(lines.last)
-            answered = lines.until(r"^page: ")
-            cpus.append(tree_cpu(process.pid) - cpu)
-            redraws.append(answered - started)
-            totals.append(answered - saved)
-    finally:
-        process.terminate()
-        process.wait()
-    print(f"  --watch, after {qualified} changed: {', '.join(f'{s:.2f}' for s in redraws)} s; CPU "
-          f"{', '.join(f'{s:.2f}' for s in cpus)} s [{said[-1].strip()}]")
-    print(figure(f"--watch redraw after {qualified} changed (median of {repeat})", statistics.median(redraws), " s",
-                 CHANGED_TARGET_SECONDS, max(loads)))
+    done = timed_saves([sys.executable, "-m", "autograder.cli", "show", assignment, str(work), "--watch", "--out",
+                        str(scratch / "watched" / "figures")], lambda index: change_function(work, qualified, 100 + index),
+                       r" saved: redrawing", r"^page: ", repeat, kept=r"^redrawn: ")
+    print(f"  --watch, after {qualified} changed: {', '.join(f'{s:.2f}' for s in done.answers)} s; CPU "
+          f"{', '.join(f'{s:.2f}' for s in done.cpus)} s [{done.said[-1]}]")
+    print(figure(f"--watch redraw after {qualified} changed (median of {repeat})", statistics.median(done.answers),
+                 " s", CHANGED_TARGET_SECONDS, max(done.loads)))
     print(figure("--watch redraw, CPU seconds of the process tree (load-robust; wall >= CPU)",
-                 statistics.median(cpus), " s", None, max(loads)))
-    print(figure("--watch save to page, file polling included", statistics.median(totals), " s", None, max(loads)))
+                 statistics.median(done.cpus), " s", None, max(done.loads)))
+    print(figure("--watch save to page, file polling included", statistics.median(done.totals), " s", None,
+                 max(done.loads)))
 
 
 NOTEBOOK_SHOW = """

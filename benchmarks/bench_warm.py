@@ -32,6 +32,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,36 +107,66 @@ class Lines:
                 return stamp
 
 
-def bench_terminal(assignment: Assignment, task: str, repeat: int, work: Path) -> list[str]:
-    package = work / "terminal" / assignment.package
-    shutil.copytree(assignment.reference, package, ignore=shutil.ignore_patterns("__pycache__"))
-    process = subprocess.Popen([sys.executable, "-m", "autograder.cli", "check", assignment.name, str(package),
-                                "--watch", "--task", task], stdout=subprocess.PIPE, text=True, cwd=ROOT)
-    rechecks, totals, cpus, loads = [], [], [], []
+@dataclass
+class Saves:
+    """What a ``--watch`` process did after each save: the answer (from its first line to its last), save to
+    answer (the file polling included), the process tree's CPU seconds across it, the load, and a line of it."""
+
+    answers: list[float] = field(default_factory=list)
+    totals: list[float] = field(default_factory=list)
+    cpus: list[float] = field(default_factory=list)
+    loads: list[float] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)
+
+
+def timed_saves(command: list[str], save: Callable[[int], None], begins: str, ends: str, repeat: int,
+                kept: str | None = None) -> Saves:
+    """Start a ``--watch`` command, wait for its ``watching`` line, then ``repeat`` times call ``save(index)`` and
+    time the answer: from the line matching ``begins`` to the one matching ``ends`` (``kept``: a line between
+    them to keep in ``said``)."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                               env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    done = Saves()
     try:
         lines = Lines(process)
         lines.until(r"^watching ")
-        for _ in range(repeat):
-            path, source = function_source(assignment, package, task)
-            loads.append(load_now())
+        for index in range(repeat):
+            done.loads.append(load_now())
             cpu = tree_cpu(process.pid)
             saved = time.perf_counter()
-            path.write_text(path.read_text().replace(source, toggled(source), 1))
-            started = lines.until(r" saved: re-running ")
-            answered = lines.until(r"^Next: ")
-            cpus.append(tree_cpu(process.pid) - cpu)
-            rechecks.append(answered - started)
-            totals.append(answered - saved)
+            save(index)
+            started = lines.until(begins)
+            if kept is not None:
+                lines.until(kept)
+                done.said.append(lines.last.strip())
+            answered = lines.until(ends)
+            done.cpus.append(tree_cpu(process.pid) - cpu)
+            done.answers.append(answered - started)
+            done.totals.append(answered - saved)
     finally:
         process.terminate()
         process.wait()
-    print(f"terminal (--watch), re-check of {task}: {', '.join(f'{s:.3f}' for s in rechecks)} s; CPU "
-          f"{', '.join(f'{s:.2f}' for s in cpus)} s (the process tree, file polling included)")
-    return [figure(f"terminal re-check of {task} (median of {repeat})", median(rechecks), " s", TARGET_SECONDS,
-                   max(loads)),
-            figure("terminal re-check, CPU seconds of the process tree (load-robust; wall >= CPU)", median(cpus),
-                   " s", None, max(loads)),
-            figure("terminal save to result, file polling included", median(totals), " s", None, max(loads))]
+    return done
+
+
+def bench_terminal(assignment: Assignment, task: str, repeat: int, work: Path) -> list[str]:
+    package = work / "terminal" / assignment.package
+    shutil.copytree(assignment.reference, package, ignore=shutil.ignore_patterns("__pycache__"))
+
+    def save(_: int) -> None:
+        path, source = function_source(assignment, package, task)
+        path.write_text(path.read_text().replace(source, toggled(source), 1))
+
+    done = timed_saves([sys.executable, "-m", "autograder.cli", "check", assignment.name, str(package), "--watch",
+                        "--task", task], save, r" saved: re-running ", r"^Next: ", repeat)
+    print(f"terminal (--watch), re-check of {task}: {', '.join(f'{s:.3f}' for s in done.answers)} s; CPU "
+          f"{', '.join(f'{s:.2f}' for s in done.cpus)} s (the process tree, file polling included)")
+    return [figure(f"terminal re-check of {task} (median of {repeat})", median(done.answers), " s", TARGET_SECONDS,
+                   max(done.loads)),
+            figure("terminal re-check, CPU seconds of the process tree (load-robust; wall >= CPU)",
+                   median(done.cpus), " s", None, max(done.loads)),
+            figure("terminal save to result, file polling included", median(done.totals), " s", None,
+                   max(done.loads))]
 
 
 NOTEBOOK_CALL = """
