@@ -163,9 +163,14 @@ def test_watch_reruns_on_a_save_what_changed_and_stops_on_ctrl_c(tmp_path: Path)
         assert re.search(r"^causal_mask +0/2  failed$", rerun, re.M), rerun
         assert re.search(r"^attention +\d/5  failed$", rerun, re.M), rerun
         assert "head_split" not in rerun  # split and merge did not change, nor anything they use
-        process.send_signal(signal.SIGINT)
-        assert lines.until(r"stopped watching", 60)[-1] == "stopped watching\n"
-        assert process.wait(timeout=60) == 0
+        stop_watching(process, lines)
     finally:
         process.kill()
     assert "Traceback" not in process.stderr.read()
+
+
+def stop_watching(process: subprocess.Popen[str], lines: Lines) -> None:
+    """Ctrl-C, as a student stops ``--watch``: one last line, and exit 0."""
+    process.send_signal(signal.SIGINT)
+    assert lines.until(r"stopped watching", 60)[-1] == "stopped watching\n"
+    assert process.wait(timeout=60) == 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +14,7 @@ from autograder.show.catalog import load_catalog
 from autograder.spec.assignment import load_assignment
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "public"))
-from test_warm import Lines  # noqa: E402 - the check --watch tests' line reader
+from test_warm import Lines, stop_watching  # noqa: E402 - as the check --watch tests drive it
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_show_cache import SOFTMAX_USERS, _edit_softmax  # noqa: E402 - which probes reach softmax
@@ -46,9 +45,7 @@ def test_watch_redraws_on_a_save_only_the_figures_whose_code_changed(tmp_path: P
         lines.until(r"saved: redrawing")
         assert lines.until(r"^redrawn: ")[-1].startswith("redrawn: none (no probe's code changed); 4 of 4 ")
 
-        process.send_signal(signal.SIGINT)
-        assert lines.until(r"stopped watching", 60)[-1] == "stopped watching\n"
-        assert process.wait(timeout=60) == 0
+        stop_watching(process, lines)
     finally:
         process.kill()
     assert "Traceback" not in process.stderr.read()
