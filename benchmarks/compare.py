@@ -17,7 +17,9 @@ The commands, alternated per repeat so that a drifting load falls on both commit
 
 Printed per command: each commit's median wall seconds and CPU seconds of the whole process tree (a cpuacct
 cgroup where one can be made; CPU time is the figure a shared machine disturbs least), the ratios B / A, and the
-highest load average seen; a ratio measured under a load above 2 is marked (benchmarks/figures.py).
+highest load average seen; a ratio measured under a load above 2 is marked (benchmarks/figures.py). Each ratio is
+also printed as a figure (the CPU ratio beside its regression threshold, 1.1), so ``GRADER_BENCH_RECORD=FILE``
+records them for the README's table like every benchmark's figures.
 """
 
 from __future__ import annotations
@@ -37,11 +39,12 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_batch import make_class, stub_template  # noqa: E402
 from bench_single import Groups, Run, timed  # noqa: E402
-from figures import LOADED, load_now, median  # noqa: E402
+from figures import LOADED, figure, load_now, median  # noqa: E402
 
 from autograder.spec.assignment import load_assignment  # noqa: E402
 
 COMMANDS = ("grade-solved", "grade-stub", "grade-all", "check", "show")
+REGRESSION = 1.1  # B / A CPU time above this is a regression to explain, not noise (A B A B medians)
 CLASS_SIZE = 10
 
 
@@ -104,7 +107,10 @@ def measure(commit: Commit, name: str, run: int, groups: Groups) -> tuple[Run, f
 
 
 def ratio_line(name: str, runs: dict[str, list[tuple[Run, float]]]) -> str:
-    """A table row: medians of A and B, the ratios B / A, the load, and whether the load allows a comparison."""
+    """A table row: medians of A and B, the ratios B / A, the load, and whether the load allows a comparison.
+
+    The ratios are also printed as figures (recorded for the README's table, benchmarks/figures.py): the CPU
+    ratio beside REGRESSION, the load-robust figure a change must not exceed unnoticed."""
     def med(label: str, pick: Callable[[Run], float | None]) -> float | None:
         values = [v for v in (pick(run) for run, _ in runs[label]) if v is not None]
         return median(values) if values else None
@@ -115,6 +121,9 @@ def ratio_line(name: str, runs: dict[str, list[tuple[Run, float]]]) -> str:
     cpu = f"{cpu_a:.2f} | {cpu_b:.2f} | {cpu_b / cpu_a:.2f}x" if cpu_a and cpu_b else "? | ? | ?"
     note = f"load {load:.1f}" + (f" > {LOADED:g}: not comparable with a target" if load > LOADED else "")
     assert wall_a is not None and wall_b is not None
+    print(figure(f"{name}: B / A, wall time", wall_b / wall_a, "x", None, load))
+    if cpu_a and cpu_b:
+        print(figure(f"{name}: B / A, CPU time of the process tree", cpu_b / cpu_a, "x", REGRESSION, load))
     return f"| {name} | {wall_a:.2f} | {wall_b:.2f} | {wall_b / wall_a:.2f}x | {cpu} | {note} |"
 
 
