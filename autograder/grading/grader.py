@@ -187,7 +187,7 @@ class Grader:
         return {
             "grader": __version__,
             "python": platform.python_version(),
-            "torch": torch.__version__,
+            "torch": str(torch.__version__),  # a plain str: a TorchVersion would make grade-all's parent import torch
             "platform": platform.platform(),
             "seed": self.assignment.seed,
             **_isolation_fields(self.zygotes),

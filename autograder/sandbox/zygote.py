@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import selectors
@@ -109,7 +108,6 @@ def main(config: dict[str, Any] | None = None, pidns: bool = False, note: str = 
     _detect(plan)
     if config.get("warm_up", True):
         _warm_up()
-    gc.freeze()  # a job's garbage collections then never write to the zygote's objects: their pages stay shared
     channel.write(json.dumps({"ready": True, "isolation": plan.summary(), "capability": capability}) + "\n")
     while True:
         line = _STDIN.readline()

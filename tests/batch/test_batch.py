@@ -494,6 +494,8 @@ def test_real_batch_with_hostile_submissions(graded_class: tuple[Path, Path, obj
         "alice": (GRADED, 5.0), "bob": (GRADED, 2.0), "carol": (GRADED, 0.0), "dave": (GRADED, 0.0),
         "=HYPERLINK(1)": (GRADED, 3.0), "+plus": (GRADED, 5.0), "-minus": (GRADED, 5.0), "@at": (GRADED, 5.0),
     }
+    environments = [o.report["environment"] for _, o in summary.graded]  # type: ignore[attr-defined]
+    assert environments and all(type(e["torch"]) is str for e in environments)  # unpickled without importing torch
     hints = rows(db, "SELECT DISTINCT c.student, r.hint FROM check_results r JOIN current c "
                      "ON c.submission = r.submission WHERE r.hint != ''")
     assert hints == [("bob", "You summed each column; a row sum reduces over the last dimension.")]
