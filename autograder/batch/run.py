@@ -63,7 +63,8 @@ class BatchOptions:
             grading workers, after grading; needs ``feedback``); their feedback links and shows them.
         submission_timeout: Seconds one submission may take before its worker is stopped (default: derived
             from the task timeouts).
-        grader_factory: Builds the grader in each worker (default: ``Grader``); must be picklable.
+        grader_factory: Builds the grader in each worker (default: ``Grader``); must be picklable. What it builds
+            has ``grade(path, prepared=None)`` (``prepared``: the batch intake's copy, graded as it is).
         due: The deadline, overriding the manifest's ``[assignment] due``.
         late: The late policy, overriding the manifest's ``[late]``.
         extensions: CSV of per-student deadlines (``student,due`` or ``student,extra_days``).
