@@ -14,10 +14,15 @@ broken ones: a syntax error, the untouched template), then measures
 * the grader's overhead: the batch's grading wall time divided by the hidden checks' own seconds, wall-clock
   and CPU time;
 * the peak RSS of each grading worker (the worker process plus its zygote, from the gradebook);
-* the **batch floor**: the floor of each submission of the same class (benchmarks/bench_single.py's floor: the
-  probes on the submission and the reference, compared, no sandbox), all in one fresh process, divided over the
-  workers, plus that process's one start-up (interpreter, torch, reference and checks loaded); and grade-all's
-  wall time against it (target <= 1.1x).
+* the **batch floor**: the floor of each submission of the same class (benchmarks/bench_single.py's floor: each
+  task's probes on the submission with the reference standing in for what the task uses, as grading runs them,
+  and on the reference, compared, no sandbox), all in one fresh process, divided over the workers, plus that
+  process's one start-up (interpreter, torch, reference and checks loaded); and grade-all's wall time against it
+  (target <= 1.1x), with the CPU time of both (cpuacct cgroups: grade-all's whole process tree, the floor's one
+  process), the figure a shared machine disturbs least.
+
+``--scaling 10,200`` does only this: grades a class of each size (the same mix) and prints the per-submission wall,
+CPU and grading seconds of each, and the largest class's against the smallest's (target: flat within 10 %).
 
 ``--floor-of CLASS`` runs the floors of a class's submissions in this process and prints them (used by the
 benchmark as a fresh process).
@@ -41,12 +46,14 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bench_single import Groups  # noqa: E402
 from figures import LOADED, figure, load_now  # noqa: E402
 
 from autograder.spec.assignment import Assignment, load_assignment  # noqa: E402
@@ -54,7 +61,8 @@ from autograder.spec.mutation import apply_mutation, load_mutations  # noqa: E40
 
 SOLUTION = re.compile(r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION\n", re.MULTILINE | re.DOTALL)
 TARGETS = {"one submission wall (s)": 10.0, "batch speed-up vs naive x2": 2.0, "overhead": 1.3,
-           "overhead (CPU time)": 1.3, "peak RSS per worker (MB)": 600.0, "grade-all / batch floor": 1.1}
+           "overhead (CPU time)": 1.3, "peak RSS per worker (MB)": 600.0, "grade-all / batch floor": 1.1,
+           "per-submission cost, largest / smallest class": 1.1}
 
 
 # -- generating a class ---------------------------------------------------------------------------------------
@@ -104,13 +112,16 @@ def make_class(assignment: Assignment, count: int, folder: Path) -> dict[str, st
 
 @dataclass
 class Run:
-    """A measured process: wall seconds, the largest single process's peak RSS, the tree's peak total RSS."""
+    """A measured process: wall seconds, the largest single process's peak RSS, the tree's peak total RSS, and the
+    CPU seconds and peak memory of the whole tree as cgroups count them (None where none can be made)."""
 
     wall: float
     peak_rss_mb: float
     tree_rss_mb: float
     returncode: int
     stdout: str
+    cpu: float | None = None
+    cgroup_mb: float | None = None
 
 
 def _read_proc(path: str) -> str:
@@ -142,11 +153,35 @@ def _tree_rss_mb(pid: int) -> float:
     return total * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+GROUPS = Groups()
+
+
 def measure(command: list[str], env: dict[str, str]) -> Run:
-    """Run a command, sampling its process tree's memory, and return its wall time and peak memory."""
+    """Run a command in a fresh cpuacct cgroup (where one can be made), sampling its process tree's memory; return
+    its wall time, peak memory and CPU time (zygotes and jobs included, which ``wait4`` misses)."""
+    made = GROUPS.make()
+
+    def enter() -> None:  # in the child, before exec: everything it starts is counted
+        for group in made.values():
+            (group / "cgroup.procs").write_text(str(os.getpid()))
+
     started = time.monotonic()
+    try:
+        run = _sampled(command, env, enter if made else None, started)
+        if "cpuacct" in made:
+            run.cpu = int((made["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
+        if "memory" in made:
+            run.cgroup_mb = int((made["memory"] / "memory.max_usage_in_bytes").read_text()) / 2**20
+        return run
+    finally:
+        Groups.remove(made)
+
+
+def _sampled(command: list[str], env: dict[str, str], enter: Any, started: float) -> Run:
+    """Run a command to its end, sampling its process tree's RSS every 0.1 s."""
+    # No other thread runs yet (the sampler starts below), so preexec_fn is safe here.
     process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               text=True)
+                               text=True, preexec_fn=enter)  # noqa: PLW1509
     peak_tree = 0.0
     stop = threading.Event()
 
@@ -195,21 +230,98 @@ def floors_of(assignment: str, folder: Path) -> dict[str, object]:
     return {"submissions": {s.name: floor.run(s) for s in sorted(folder.iterdir()) if s.is_dir()}}
 
 
-def batch_floor(assignment: str, folder: Path, jobs: int, env: dict[str, str]) -> tuple[float, float, float]:
-    """The batch floor of a class: one start-up plus the submissions' floors divided over ``jobs`` workers.
+@dataclass
+class BatchFloor:
+    """The batch floor of a class and what it is made of (seconds).
 
-    Returns:
-        The floor, the start-up and the sum of the submissions' floors (seconds).
+    Attributes:
+        floor: One start-up plus the submissions' floors divided over the workers.
+        startup: The floor process's start-up (its wall time less its submissions' floors).
+        summed: The sum of the submissions' floors.
+        cpu: The floor process's CPU seconds (one start-up and every submission; None: not measured).
     """
-    started = time.monotonic()
-    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--assignment", assignment,
-                           "--floor-of", str(folder)], env=env, capture_output=True, text=True)
-    wall = time.monotonic() - started
-    if done.returncode != 0:
-        sys.exit(f"the batch floor failed: {done.stderr[-500:]}")
-    seconds = sum(s["seconds"] for s in json.loads(done.stdout)["submissions"].values())
-    startup = wall - seconds
-    return startup + seconds / jobs, startup, seconds
+
+    floor: float
+    startup: float
+    summed: float
+    cpu: float | None
+
+
+def batch_floor(assignment: str, folder: Path, jobs: int, env: dict[str, str]) -> BatchFloor:
+    """The batch floor of a class: one start-up plus the submissions' floors divided over ``jobs`` workers."""
+    run = measure([sys.executable, str(Path(__file__).resolve()), "--assignment", assignment, "--floor-of",
+                   str(folder)], env)
+    if run.returncode != 0:
+        sys.exit(f"the batch floor failed (exit code {run.returncode}); run it alone: python "
+                 f"benchmarks/bench_batch.py --floor-of {folder}")
+    seconds = sum(s["seconds"] for s in json.loads(run.stdout)["submissions"].values())
+    startup = run.wall - seconds
+    return BatchFloor(startup + seconds / jobs, startup, seconds, run.cpu)
+
+
+def grade_all_command(assignment: str, folder: Path, jobs: int, db: Path) -> list[str]:
+    return grader_command("grade-all", assignment, str(folder), "--jobs", str(jobs), "--gradebook", str(db))
+
+
+def scaling(assignment: Assignment, sizes: list[int], jobs: int, work: Path, env: dict[str, str]) -> None:
+    """Grade a class of each size (the same mix) and print the per-submission wall, CPU and grading seconds of each,
+    and the largest class's against the smallest's beside the target (flat within 10 %)."""
+    per: dict[int, dict[str, float]] = {}
+    loads: list[float] = []
+    for size in sizes:
+        make_class(assignment, size, work / f"class-{size}")
+        db = work / f"scaling-{size}.db"
+        load = load_now()
+        run = measure(grade_all_command(assignment.name, work / f"class-{size}", jobs, db), env)
+        load = max(load, load_now())
+        loads.append(load)
+        stats = batch_figures(db)
+        figures = {"wall": run.wall / size, "grading": stats["grading seconds"] / size}
+        if run.cpu is not None:
+            figures["CPU"] = run.cpu / size
+        per[size] = figures
+        cpu = f", {figures['CPU']:.2f} CPU s" if "CPU" in figures else ""
+        print(f"class of {size}: grade-all --jobs {jobs} {run.wall:.1f} s wall{f', {run.cpu:.1f} CPU s' if run.cpu else ''}"
+              f" ({stats['graded']:.0f} graded, {stats['errors']:.0f} errors); per submission {figures['wall']:.2f} s "
+              f"wall{cpu} (one start-up included), {figures['grading']:.2f} s grading (the worker's own seconds per "
+              f"submission: no start-up); load {load:.1f}")
+        halves = first_and_last_quarter(db)
+        if halves is not None:
+            print(f"  grading seconds per submission, median of the first and the last quarter recorded: "
+                  f"{halves[0]:.2f} s and {halves[1]:.2f} s")
+    small, large = min(sizes), max(sizes)  # wall and CPU include one start-up, which a larger class spreads
+    for name in ("wall", "CPU", "grading"):  # thinner; the grading seconds have none to hide a growth behind
+        if name in per[small] and name in per[large]:
+            print(figure(f"per-submission {name} seconds, class of {large} / class of {small}",
+                         per[large][name] / per[small][name], "x", TARGETS["per-submission cost, largest / smallest class"],
+                         max(loads)))
+
+
+def first_and_last_quarter(db: Path) -> tuple[float, float] | None:
+    """The median grading seconds of the first and the last quarter of the graded submissions, in recording order
+    (None for a class under 8): whether the cost per submission drifts within one batch."""
+    with sqlite3.connect(db) as connection:
+        seconds = [r[0] for r in connection.execute("SELECT seconds FROM submissions WHERE status = 'graded' "
+                                                    "ORDER BY id")]
+    if len(seconds) < 8:
+        return None
+    quarter = len(seconds) // 4
+    return statistics.median(seconds[:quarter]), statistics.median(seconds[-quarter:])
+
+
+def parse_sizes(text: str) -> list[int]:
+    """``10,200`` as sizes: at least two, each a whole number of at least 1.
+
+    Raises:
+        ValueError: With the reason.
+    """
+    try:
+        sizes = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--scaling takes class sizes such as 10,200, not {text!r}") from None
+    if len(sizes) < 2 or min(sizes) < 1:
+        raise ValueError(f"--scaling takes at least two class sizes of at least 1, such as 10,200, not {text!r}")
+    return sizes
 
 
 # -- the benchmark --------------------------------------------------------------------------------------------
@@ -248,20 +360,30 @@ def main() -> None:
                         help="end-to-end runs of one submission; the median is reported (default 3)")
     parser.add_argument("--keep", type=Path, help="keep the generated class and outputs in this folder")
     parser.add_argument("--floor-of", type=Path, metavar="CLASS", help="print the floors of CLASS's submissions")
+    parser.add_argument("--scaling", metavar="N,M", help="only grade a class of each size (the same mix) and print "
+                        "the per-submission wall, CPU and grading seconds of each and their ratio (e.g. 10,200)")
     args = parser.parse_args()
     if args.floor_of:
         print(json.dumps(floors_of(args.assignment, args.floor_of)))
         return
+    try:
+        sizes = parse_sizes(args.scaling) if args.scaling is not None else None
+    except ValueError as exc:
+        parser.exit(2, f"error: {exc}\n")
 
     assignment = load_assignment(args.assignment)
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-batch-"))
     work.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     figures: dict[str, float] = {}
-    print(f"# bench_batch: {args.assignment}, {args.submissions} submissions, --jobs {args.jobs}, "
+    print(f"# bench_batch: {args.assignment}, {args.scaling or args.submissions} submissions, --jobs {args.jobs}, "
           f"{os.cpu_count()} CPUs, python {sys.version.split()[0]}")
     try:
         print(f"load average before: {load_average()}")
+        if sizes is not None:
+            scaling(assignment, sizes, args.jobs, work, env)
+            print(f"load average after: {load_average()}")
+            return
         template = stub_template(assignment, work / "template" / assignment.package)
         for label, path in (("reference", assignment.reference), ("template", template.parent)):
             walls = []
@@ -285,10 +407,10 @@ def main() -> None:
         db.unlink(missing_ok=True)
         print(f"load average before grade-all: {load_average()}")
         batch_load = load_now()
-        batch = measure(grader_command("grade-all", args.assignment, str(work / "class"), "--jobs", str(args.jobs),
-                                       "--gradebook", str(db)), env)
+        batch = measure(grade_all_command(args.assignment, work / "class", args.jobs, db), env)
         stats = batch_figures(db)
-        print(f"grade-all --jobs {args.jobs}: {batch.wall:.1f} s wall ({batch.wall / args.submissions:.2f} s per "
+        cpu = f", {batch.cpu:.1f} CPU s (whole process tree)" if batch.cpu is not None else ""
+        print(f"grade-all --jobs {args.jobs}: {batch.wall:.1f} s wall{cpu} ({batch.wall / args.submissions:.2f} s per "
               f"submission), {stats['graded']:.0f} graded, {stats['errors']:.0f} errors, whole tree peak RSS "
               f"{batch.tree_rss_mb:.0f} MB, peak RSS per worker (worker + zygote) {stats['worker rss']:.0f} MB")
         figures["peak RSS per worker (MB)"] = stats["worker rss"]
@@ -303,12 +425,16 @@ def main() -> None:
         figures["overhead"] = overhead
         figures["overhead (CPU time)"] = cpu_overhead
         load = load_now()
-        floor, startup, summed = batch_floor(args.assignment, work / "class", args.jobs, env)
-        print(f"batch floor: start-up {startup:.1f} s + {summed:.1f} s of submission floors / {args.jobs} workers = "
-              f"{floor:.1f} s (load {load:.1f})")
-        print(figure(f"grade-all --jobs {args.jobs} / batch floor", batch.wall / floor, "x",
+        floor = batch_floor(args.assignment, work / "class", args.jobs, env)
+        load = max(load, load_now())
+        print(f"batch floor: start-up {floor.startup:.1f} s + {floor.summed:.1f} s of submission floors / {args.jobs} "
+              f"workers = {floor.floor:.1f} s (load {load:.1f})")
+        print(figure(f"grade-all --jobs {args.jobs} / batch floor", batch.wall / floor.floor, "x",
                      TARGETS["grade-all / batch floor"], max(load, batch_load)))
-        figures["grade-all / batch floor"] = batch.wall / floor
+        figures["grade-all / batch floor"] = batch.wall / floor.floor
+        if batch.cpu is not None and floor.cpu is not None:  # the load-robust view: work done, not time waited
+            print(f"CPU time: grade-all {batch.cpu:.1f} s (parent, workers, zygotes, jobs) / the floor's process "
+                  f"{floor.cpu:.1f} s (one start-up and every submission) = {batch.cpu / floor.cpu:.2f}x")
 
         if not args.skip_naive:
             print(f"load average before naive x2: {load_average()}")

@@ -33,6 +33,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -63,18 +64,23 @@ class Floor:
         from autograder.spec.reference import load_package
 
         self.assignment = load_assignment(assignment_name)
-        reference = load_package(self.assignment.reference, "_floor_reference", self.assignment.modules)
+        self.reference = load_package(self.assignment.reference, "_floor_reference", self.assignment.modules)
         assets = _load_assets(self.assignment.root / "hidden" / "assets")
-        self.judge = Judge(self.assignment, reference, assets, [], Path(tempfile.gettempdir()))
-        self.checks = []
+        self.judge = Judge(self.assignment, self.reference, assets, [], Path(tempfile.gettempdir()))
+        self.checks = {}
         for task in self.assignment.tasks:
             namespace = load_checks_file(task.checks, f"_floor_checks_{task.id}")
-            self.checks += [c for c in collect_checks(namespace) if c.task == task.id]
+            self.checks[task.id] = [c for c in collect_checks(namespace) if c.task == task.id]
         self.loaded = 0
 
-    def run(self, submission: Path) -> dict[str, float]:
-        """Import the submission's modules (each on its own: a broken one costs its own checks), run every check's
-        probe on it and on the reference, compare.
+    def run(self, submission: Path, only: set[str] | None = None) -> dict[str, float]:
+        """Import the submission's modules (each on its own: a broken one costs its own tasks), then run each task's
+        probes on it with the reference standing in for what the task ``uses`` (and for a broken module's objects),
+        as grading does, and on the reference; compare.
+
+        Args:
+            submission: A folder holding the package, or the package itself.
+            only: Run just these tasks (all by default).
 
         Returns:
             Checks passed, checks run and the seconds of this submission (its import and its checks).
@@ -82,8 +88,7 @@ class Floor:
         import importlib
 
         from autograder.errors import AssignmentError
-        from autograder.probe.context import derive_seed
-        from autograder.reports.results import ERROR, CheckResult
+        from autograder.sandbox.job import _fallback_module
         from autograder.spec.reference import load_package
 
         started = time.perf_counter()
@@ -92,27 +97,61 @@ class Floor:
         self.loaded += 1
         name = f"_floor_student{self.loaded}"
         try:
-            student = load_package(package, name, ())
+            load_package(package, name, ())
         except AssignmentError:
             return {"passed": 0, "checks": 0, "seconds": time.perf_counter() - started}
-        for module in assignment.modules:
+        broken: dict[str, str] = {}
+        for module in assignment.modules:  # as grading's import probe: a broken module's fallback for the rest
             try:
                 importlib.import_module(f"{name}.{module}")
-            except Exception:  # noqa: BLE001 - a broken module: its checks fail below, as in grading
-                pass
+            except Exception as exc:  # noqa: BLE001 - a broken module: its own tasks score 0, as in grading
+                broken[module] = f"{type(exc).__name__}: {exc}"
+                sys.modules[f"{name}.{module}"] = _fallback_module(f"{name}.{module}", module, broken[module],
+                                                                   self.reference)
         passed = ran = 0
-        for check in self.checks:
-            seed = derive_seed(assignment.seed, check.name)
-            ran += 1
-            try:  # pinned state, probe, and the outputs through the transport, as a worker sends them
-                actual = self.judge.run_reference_probe(check, seed, student)
-            except Exception:  # noqa: BLE001 - an unsolved function: nothing to compare
-                continue
-            result = self.judge.judge(check, seed, actual, CheckResult(check.name, "", check.weight, ERROR, seed=seed))
-            passed += result.status == "passed"
-            if result.status != "passed" and os.environ.get("FLOOR_DEBUG"):
-                print(check.name, result.message, file=sys.stderr)
+        for task in [t for t in assignment.tasks if only is None or t.id in only]:
+            if any(module in broken for module in task.modules):
+                continue  # grading runs no probe of a task whose own module is broken
+            task_passed, task_ran = self._run_task(task, name, broken)
+            passed, ran = passed + task_passed, ran + task_ran
         return {"passed": passed, "checks": ran, "seconds": time.perf_counter() - started}
+
+    def _run_task(self, task: Any, name: str, broken: dict[str, str]) -> tuple[int, int]:
+        """One task's probes on the student's package with the reference substituted for what the task uses (the
+        sandbox's own ``StudentPackage``), the package's namespaces put back afterwards; checks passed and run."""
+        from autograder.probe.context import derive_seed
+        from autograder.reports.results import ERROR, CheckResult
+        from autograder.sandbox.job import StudentPackage
+
+        modules = [m for key, m in sys.modules.items() if key.startswith(name + ".")]
+        saved = [(vars(m), dict(vars(m))) for m in modules]
+        substitutions = {q: _attribute(self.reference, q) for q in task.uses}
+        impl = StudentPackage(name, substitutions, broken, self.reference)
+        passed = ran = 0
+        try:
+            for check in self.checks[task.id]:
+                seed = derive_seed(self.assignment.seed, check.name)
+                ran += 1
+                try:  # pinned state, probe, and the outputs through the transport, as a worker sends them
+                    actual = self.judge.run_reference_probe(check, seed, impl)
+                except Exception:  # noqa: BLE001 - an unsolved function: nothing to compare
+                    continue
+                result = self.judge.judge(check, seed, actual,
+                                          CheckResult(check.name, "", check.weight, ERROR, seed=seed))
+                passed += result.status == "passed"
+                if result.status != "passed" and os.environ.get("FLOOR_DEBUG"):
+                    print(check.name, result.message, file=sys.stderr)
+        finally:
+            for namespace, before in saved:
+                namespace.clear()
+                namespace.update(before)
+        return passed, ran
+
+
+def _attribute(package: Any, qualified: str) -> Any:
+    """``module.name`` of a package."""
+    module, attribute = qualified.split(".", 1)
+    return getattr(getattr(package, module), attribute)
 
 
 def run_floor(assignment_name: str, submission: Path) -> dict[str, float]:

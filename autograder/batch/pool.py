@@ -19,6 +19,7 @@ from autograder.errors import GraderError
 from autograder.gradebook.store import ERROR, GRADED, Outcome
 from autograder.sandbox.procfs import kill_tree, peak_rss_mb
 from autograder.spec.assignment import Assignment
+from autograder.submission.package import PreparedSubmission
 
 WORKER_STARTUP_SECONDS = 180.0
 
@@ -41,6 +42,8 @@ class WorkItem:
         digest: Its digest.
         grade: Whether to grade it (False: an unchanged submission that only needs its figures drawn).
         figures: Where to draw its figures after grading (``grade-all --figures``), or None.
+        prepared: What the batch's intake made of it (its digest came from this copy), graded as it is: the
+            intake runs once per submission; the parent removes the copy once the outcome is recorded.
     """
 
     index: int
@@ -49,6 +52,7 @@ class WorkItem:
     digest: str
     grade: bool = True
     figures: Path | None = None
+    prepared: PreparedSubmission | None = None
 
 
 def _default_grader(assignment: Assignment) -> Any:
@@ -94,7 +98,8 @@ def _worker_main(conn: Connection, assignment: Assignment, factory: GraderFactor
             if job is None:
                 break
             if job.grade:  # the grade goes first: drawing the figures afterwards can never cost it
-                conn.send({"kind": "result", "index": job.index, "outcome": grade_one(grader, job.path, assignment)})
+                conn.send({"kind": "result", "index": job.index,
+                           "outcome": grade_one(grader, job.path, assignment, job.prepared)})
             if job.figures is not None:
                 from autograder.batch.figures import draw_figures
 
@@ -123,11 +128,18 @@ def _die_with_parent() -> None:
         pass
 
 
-def grade_one(grader: Any, path: Path, assignment: Assignment) -> Outcome:
-    """Grade one submission with a constructed grader; any failure becomes an ``error`` outcome, never a raise."""
+def grade_one(grader: Any, path: Path, assignment: Assignment, prepared: PreparedSubmission | None = None) -> Outcome:
+    """Grade one submission with a constructed grader; any failure becomes an ``error`` outcome, never a raise.
+
+    Args:
+        grader: The worker's grader.
+        path: The submission as the student gave it.
+        assignment: The assignment.
+        prepared: What the intake already made of it (graded as it is), or None to run the intake here.
+    """
     started = time.monotonic()
     try:
-        report = grader.grade(Path(path))
+        report = grader.grade(Path(path), prepared=prepared)
     except Exception as exc:  # noqa: BLE001 - one student's submission must never stop the batch
         message = str(exc) if isinstance(exc, GraderError) else \
             f"the grader failed on this submission ({one_line(exc)})"

@@ -14,6 +14,7 @@ from autograder.batch.discover import GRADESCOPE_METADATA, Entry, discover
 from autograder.batch.failure import one_line
 from autograder.batch.figures import FigureResult, needs_drawing
 from autograder.batch.fingerprint import raw_digest
+from autograder.batch.intake import BatchIntake
 from autograder.batch.pool import GraderFactory, WorkerPool, WorkItem
 from autograder.batch.progress import Progress
 from autograder.batch.queue import LEASE_SECONDS, ClaimQueue
@@ -33,7 +34,7 @@ from autograder.show.render import declares_figures
 from autograder.spec.assignment import Assignment
 from autograder.spec.fingerprint import assignment_fingerprint
 from autograder.spec.late import NO_TIME, Lateness, LatePolicy, lateness
-from autograder.submission.sources import digest_and_sources
+from autograder.submission.sources import declared_sources
 from autograder.util.safety import printable
 
 
@@ -62,7 +63,8 @@ class BatchOptions:
             grading workers, after grading; needs ``feedback``); their feedback links and shows them.
         submission_timeout: Seconds one submission may take before its worker is stopped (default: derived
             from the task timeouts).
-        grader_factory: Builds the grader in each worker (default: ``Grader``); must be picklable.
+        grader_factory: Builds the grader in each worker (default: ``Grader``); must be picklable. What it builds
+            has ``grade(path, prepared=None)`` (``prepared``: the batch intake's copy, graded as it is).
         due: The deadline, overriding the manifest's ``[assignment] due``.
         late: The late policy, overriding the manifest's ``[late]``.
         extensions: CSV of per-student deadlines (``student,due`` or ``student,extra_days``).
@@ -167,10 +169,10 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
     summary.late = _lateness(assignment, Path(submissions), entries, options, summary)
     figures = _figures_folder(assignment, options, summary)
     files: dict[str, dict[str, str]] = {}
-    with Gradebook(location) as book:
+    with Gradebook(location) as book, BatchIntake(assignment) as intake:
         if shard is not None:  # `grader gradebook merge` checks the shards against this class listing
             record_shard(book, shard)
-        jobs = _plan(book, assignment, fingerprint, entries, options, summary, files, figures)
+        jobs = _plan(book, intake, fingerprint, entries, options, summary, files, figures)
         to_grade = sum(job.grade for job in jobs)
         bar = Progress(to_grade, progress, options.jobs)
         summary.jobs = min(options.jobs, len(jobs))  # the workers that actually grade, for the summary
@@ -193,6 +195,7 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
             return outcome
 
         def record(job: WorkItem, outcome: Outcome) -> None:
+            intake.discard(job.student)  # graded (or given up on): its copy is no longer needed
             if source is None:
                 outcome = store(job, outcome)
             else:  # recorded only while this process holds the claim: no other worker records it again
@@ -323,25 +326,31 @@ def _figures_folder(assignment: Assignment, options: BatchOptions, summary: Batc
     return Path(options.feedback)  # type: ignore[arg-type] - grade_all checked it is given
 
 
-def _plan(book: Gradebook, assignment: Assignment, fingerprint: str, entries: list[Entry],
+def _plan(book: Gradebook, intake: BatchIntake, fingerprint: str, entries: list[Entry],
           options: BatchOptions, summary: BatchSummary, files: dict[str, dict[str, str]],
           figures: Path | None = None) -> list[WorkItem]:
-    """Hash each submission; skip what is already graded, record what cannot be read, queue the rest.
+    """Prepare each submission (once: its worker grades this copy); skip what is already graded, record what
+    cannot be read, queue the rest.
 
     With ``figures`` (the feedback folder), every queued submission also gets its figures drawn, and so does an
     unchanged one whose figures are missing or were drawn for another submission (drawn, not re-graded).
     """
+    assignment = intake.assignment
     jobs = []
     for entry in entries:
+        prepared = None
         try:
-            (digest, files[entry.student]), problem = digest_and_sources(entry.path, assignment), None
+            prepared = intake.prepare(entry.student, entry.path)
+            digest, files[entry.student], problem = prepared.digest, declared_sources(prepared), None
         except Exception as exc:  # noqa: BLE001 - an unreadable submission is that student's error, not the batch's
+            intake.discard(entry.student)
             digest = raw_digest(entry.path)
             problem = printable(str(exc) if isinstance(exc, SubmissionError) else
                                 f"cannot read this submission ({one_line(exc)})")
         found = None if options.force else book.find(assignment.name, entry.student, digest, fingerprint)
         late = summary.late.get(entry.student)
         if found is not None and not (options.retry_errors and found.status == ERROR):
+            intake.discard(entry.student)  # not graded again
             if late is None and (found.late_note or found.penalty):  # the deadline was dropped since
                 late = Lateness(None, None, 0.0, 0.0, "")
             if book.current_id(assignment.name, entry.student) != found.id:
@@ -358,7 +367,8 @@ def _plan(book: Gradebook, assignment: Assignment, fingerprint: str, entries: li
             summary.graded.append((entry.student, outcome))
         else:
             jobs.append(WorkItem(len(jobs), entry.student, entry.path, digest,
-                                 figures=figures_folder(figures, entry.student) if figures is not None else None))
+                                 figures=figures_folder(figures, entry.student) if figures is not None else None,
+                                 prepared=prepared))
     return jobs
 
 

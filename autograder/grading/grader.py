@@ -133,9 +133,11 @@ class Grader:
             SubmissionError: If the submission cannot be found or unpacked.
         """
         started = time.monotonic()
-        scratch = new_scratch(prefix="submission-")
+        scratch: Path | None = None
         try:
-            prepared = prepared or prepare_submission(Path(submission), self.assignment, scratch)
+            if prepared is None:
+                scratch = new_scratch(prefix="submission-")  # the jobs' copies of the work go beside it
+                prepared = prepare_submission(Path(submission), self.assignment, scratch)
             outputs: list[str] = []
             broken = self.jobs.probe_imports(prepared, outputs)
             chosen = [task for task in self.assignment.tasks if only is None or task.id in only]
@@ -148,7 +150,8 @@ class Grader:
             if self.assignment.quiz and (only is None or self.assignment.quiz.task_id in only):
                 tasks.append(self._grade_quiz(prepared))
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
         notes = prepared.notes()
         notes += [f"{module}.py could not be imported: {reason}" for module, reason in broken.items()
                   if f"{module}.py" not in prepared.refused and f"{module}.py" not in prepared.missing]
@@ -184,7 +187,7 @@ class Grader:
         return {
             "grader": __version__,
             "python": platform.python_version(),
-            "torch": torch.__version__,
+            "torch": str(torch.__version__),  # a plain str: a TorchVersion would make grade-all's parent import torch
             "platform": platform.platform(),
             "seed": self.assignment.seed,
             **_isolation_fields(self.zygotes),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 NOT_IMPORTED = ("{module}.py is not imported for this task: everything the task takes from it is graded with "
@@ -51,8 +52,22 @@ def _taken_names(path: Path, package: str, modules: tuple[str, ...],
     if not path.is_file():
         return {}
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError, OSError):
+        source = path.read_text(encoding="utf-8")
+    except (ValueError, UnicodeDecodeError, OSError):
+        return None
+    found = _taken_in_source(source, package, modules, is_init)
+    return None if found is None else {module: None if names is None else set(names)
+                                       for module, names in found.items()}
+
+
+@functools.lru_cache(maxsize=16)  # a submission's modules; sources are at most 2 MiB each (the intake's rule)
+def _taken_in_source(source: str, package: str, modules: tuple[str, ...],
+                     is_init: bool) -> dict[str, frozenset[str] | None] | None:
+    """:func:`_taken_names` of a module's source, parsed once per source: every task of a submission asks it of the
+    same files (the caller gets a copy to change)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     taken: dict[str, set[str] | None] = {}
 
@@ -91,7 +106,7 @@ def _taken_names(path: Path, package: str, modules: tuple[str, ...],
                         whole(module)
             else:
                 names(base, node.names)
-    return taken
+    return {module: None if found is None else frozenset(found) for module, found in taken.items()}
 
 
 def _sibling_base(node: ast.ImportFrom, package: str, is_init: bool) -> str | None:

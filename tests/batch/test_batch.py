@@ -87,7 +87,7 @@ class FakeGrader:
     def __init__(self, assignment: Assignment) -> None:
         self.assignment = assignment
 
-    def grade(self, path: Path) -> GradeReport:
+    def grade(self, path: Path, prepared: object = None) -> GradeReport:
         text = next(Path(path).rglob("ops.py")).read_text() if Path(path).is_dir() else ""
         if "CRASH" in text:
             os._exit(3)
@@ -280,6 +280,45 @@ def test_unchanged_skipped_changed_regraded_force_regrades_all(tmp_path: Path) -
     assert reverted.graded == [] and {r.student: r.score for r in reverted.rows}["b"] == 1.0
 
 
+class PreparedOnlyGrader(FakeGrader):
+    """Grades only the copy the batch's intake prepared: running the intake again in the worker is an error."""
+
+    def grade(self, path: Path, prepared: object = None) -> GradeReport:
+        if prepared is None:
+            raise RuntimeError("the worker was left to run the intake itself")
+        return super().grade(prepared.package_dir.parent)  # type: ignore[attr-defined]
+
+
+def prepared_only_factory(assignment: Assignment) -> PreparedOnlyGrader:
+    return PreparedOnlyGrader(assignment)
+
+
+def test_grade_all_prepares_each_submission_once_and_removes_the_copies(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    import autograder.batch.intake as batch_intake
+
+    calls: list[str] = []
+
+    def counted(path: Path, assignment: Assignment, scratch: Path) -> object:
+        calls.append(Path(path).name)
+        return prepare_submission(path, assignment, scratch)
+
+    monkeypatch.setattr(batch_intake, "prepare_submission", counted)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    subs = tmp_path / "subs"
+    for name, marker in (("a", "GOOD"), ("b", "bad"), ("c", "GOOD")):
+        write_submission(subs / name, f"# {marker}\n")
+    options = BatchOptions(jobs=2, gradebook=tmp_path / "g.db", grader_factory=prepared_only_factory)
+    summary = grade_all(mini(), subs, options, progress=None)
+    assert {s: (o.status, o.score) for s, o in summary.graded} == {"a": (GRADED, 1.0), "b": (GRADED, 0.0),
+                                                                   "c": (GRADED, 1.0)}
+    assert sorted(calls) == ["a", "b", "c"]  # once each, in this process: the workers graded that copy
+    assert list((tmp_path / "tmp").glob("grader-intake-*")) == []
+
+
 def test_grading_setup_change_regrades(tmp_path: Path) -> None:
     subs = tmp_path / "subs"
     write_submission(subs / "a", "# GOOD\n")
@@ -455,6 +494,8 @@ def test_real_batch_with_hostile_submissions(graded_class: tuple[Path, Path, obj
         "alice": (GRADED, 5.0), "bob": (GRADED, 2.0), "carol": (GRADED, 0.0), "dave": (GRADED, 0.0),
         "=HYPERLINK(1)": (GRADED, 3.0), "+plus": (GRADED, 5.0), "-minus": (GRADED, 5.0), "@at": (GRADED, 5.0),
     }
+    environments = [o.report["environment"] for _, o in summary.graded]  # type: ignore[attr-defined]
+    assert environments and all(type(e["torch"]) is str for e in environments)  # unpickled without importing torch
     hints = rows(db, "SELECT DISTINCT c.student, r.hint FROM check_results r JOIN current c "
                      "ON c.submission = r.submission WHERE r.hint != ''")
     assert hints == [("bob", "You summed each column; a row sum reduces over the last dimension.")]
@@ -500,7 +541,8 @@ def test_resume_after_kill(tmp_path: Path) -> None:
     db = tmp_path / "gradebook.db"
     command = [sys.executable, "-m", "autograder.cli", "grade-all", "mini", str(subs), "--jobs", "1",
                "--gradebook", str(db)]
-    env = {**os.environ, "GRADER_ASSIGNMENTS": str(ASSIGNMENTS), "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "GRADER_ASSIGNMENTS": str(ASSIGNMENTS), "PYTHONPATH": str(ROOT),
+           "TMPDIR": str(tmp_path)}  # what the killed batch leaves stays in the test's folder
     process = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 180
     while _recorded(db) < 1:

@@ -37,7 +37,7 @@ class FullMarks:
     def __init__(self, assignment: Assignment) -> None:
         self.assignment = assignment
 
-    def grade(self, path: Path) -> GradeReport:
+    def grade(self, path: Path, prepared: object = None) -> GradeReport:
         task = TaskResult("scale", "Scale", 1.0, 1.0, "passed", "", [])
         return GradeReport(self.assignment.name, str(path), 1.0, 1.0, [task], seconds=0.01)
 

@@ -40,7 +40,7 @@ class HundredGrader:
     def __init__(self, assignment: Assignment) -> None:
         self.assignment = assignment
 
-    def grade(self, path: Path) -> GradeReport:
+    def grade(self, path: Path, prepared: object = None) -> GradeReport:
         task = TaskResult("scale", "Scale", 100.0, 100.0, "passed", "well done",
                           [CheckResult("scale.values", "scale values", 1.0, "passed")])
         return GradeReport(self.assignment.name, str(path), 100.0, 100.0, [task], seconds=0.01)

@@ -35,8 +35,8 @@ class TwoTaskGrader:
         self.grader = Grader(assignment)
         self.only = {task, cheap}
 
-    def grade(self, path: Path) -> GradeReport:
-        return self.grader.grade(path, only=self.only)
+    def grade(self, path: Path, prepared: object = None) -> GradeReport:
+        return self.grader.grade(path, only=self.only, prepared=prepared)
 
     def close(self) -> None:
         self.grader.close()
