@@ -39,6 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from figures import figure, load_now  # noqa: E402
+
 CGROUP_MEMORY = Path("/sys/fs/cgroup/memory")
 CGROUP_CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 TARGETS = {"2 cores": 1.0, "1 core": 1.2}
@@ -311,6 +313,7 @@ def main() -> None:
             (f"{len(usable)} cores", None), ("1 core", str(usable[0]))]
         groups = Groups()
         rows: list[tuple[str, str, str]] = []
+        figures: list[str] = []  # the same figures beside their targets, recorded for the README's table
         peaks: dict[str, list[float | None]] = {label: [] for label, _ in cases}
         for setting, cpus in settings:
             print(f"{setting}{f' (taskset -c {cpus})' if cpus else ''}:")
@@ -321,8 +324,12 @@ def main() -> None:
                 wall_ratio, cpu_ratio = median_line(label, floors, grades, loads)
                 peaks[label] += [r.peak_mb for r in grades]
                 rows.append((f"grade / floor wall, {setting}, {label}", f"{wall_ratio:.2f}x", f"<= {target:g}x"))
+                worst = max(float(load.split("/")[0]) for load in loads)  # the 1-minute load before each pair
+                figures.append(figure(f"grade / floor wall, {setting}, {label}", wall_ratio, "x", target, worst))
                 if cpu_ratio is not None:
                     rows.append((f"grade / floor CPU time, {setting}, {label}", f"{cpu_ratio:.2f}x", "(load-robust)"))
+                    figures.append(figure(f"grade / floor CPU time, {setting}, {label} (load-robust)", cpu_ratio, "x",
+                                          None, worst))
         print("memory of grader grade as a container counts it (cgroup v1 memory.max_usage_in_bytes, page cache "
               "included; cache already charged elsewhere, e.g. torch's libraries, is not counted again):")
         if "memory" in groups.skipped:
@@ -332,6 +339,8 @@ def main() -> None:
             if known:
                 print(f"  {label}: peak {max(known):.0f} MB (runs: {_list(values)} MB)")
                 rows.append((f"cgroup peak memory, {label}", f"{max(known):.0f} MB", f"<= {MEMORY_TARGET_MB:g} MB"))
+                figures.append(figure(f"cgroup peak memory of grader grade, {label}, every usable CPU", max(known),
+                                      " MB", MEMORY_TARGET_MB, load_now()))
         if "memory" not in groups.skipped and args.container_mb:
             groups.limit_mb = args.container_mb
             print(f"in a {args.container_mb} MB container (the memory group's limit; the grader reads it and "
@@ -343,6 +352,8 @@ def main() -> None:
                       f"score {score}")
                 rows.append((f"cgroup peak memory in a {args.container_mb} MB container, {label}",
                              f"{run.peak_mb:.0f} MB", f"<= {MEMORY_TARGET_MB:g} MB"))
+                figures.append(figure(f"cgroup peak memory in a {args.container_mb} MB container, {label}",
+                                      run.peak_mb, " MB", MEMORY_TARGET_MB, load_now()))
             groups.limit_mb = None
         if "cpuacct" in groups.skipped:
             print(f"CPU time not measured: {groups.skipped['cpuacct']}")
@@ -352,6 +363,8 @@ def main() -> None:
         print("| --- | ---: | ---: |")
         for name, value, target in rows:
             print(f"| {name} | {value} | {target} |")
+        print()
+        print("\n".join(figures))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
