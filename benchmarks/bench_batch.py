@@ -22,7 +22,9 @@ broken ones: a syntax error, the untouched template), then measures
   process), the figure a shared machine disturbs least.
 
 ``--scaling 10,200`` does only this: grades a class of each size (the same mix) and prints the per-submission wall,
-CPU and grading seconds of each, and the largest class's against the smallest's (target: flat within 10 %).
+CPU and grading seconds of each, and the largest class's against the smallest's (target: flat within 10 %). Each
+class is judged by the load before it, after waiting (``--settle``, 90 s) for the previous class's own load to fall:
+two workers keep the load at about 2 by themselves.
 
 ``--floor-of CLASS`` runs the floors of a class's submissions in this process and prints them (used by the
 benchmark as a fresh process).
@@ -263,17 +265,18 @@ def grade_all_command(assignment: str, folder: Path, jobs: int, db: Path) -> lis
     return grader_command("grade-all", assignment, str(folder), "--jobs", str(jobs), "--gradebook", str(db))
 
 
-def scaling(assignment: Assignment, sizes: list[int], jobs: int, work: Path, env: dict[str, str]) -> None:
+def scaling(assignment: Assignment, sizes: list[int], jobs: int, work: Path, env: dict[str, str],
+            settle: float = 90.0) -> None:
     """Grade a class of each size (the same mix) and print the per-submission wall, CPU and grading seconds of each,
-    and the largest class's against the smallest's beside the target (flat within 10 %)."""
+    and the largest class's against the smallest's beside the target (flat within 10 %); before each class, wait
+    up to ``settle`` seconds for the load the previous one left to fall."""
     per: dict[int, dict[str, float]] = {}
     loads: list[float] = []
     for size in sizes:
         make_class(assignment, size, work / f"class-{size}")
         db = work / f"scaling-{size}.db"
-        load = load_now()
+        load = settled_load(settle)  # the machine's other work: not the previous class's own tail
         run = measure(grade_all_command(assignment.name, work / f"class-{size}", jobs, db), env)
-        load = max(load, load_now())
         loads.append(load)
         stats = batch_figures(db)
         figures = {"wall": run.wall / size, "grading": stats["grading seconds"] / size}
@@ -295,6 +298,16 @@ def scaling(assignment: Assignment, sizes: list[int], jobs: int, work: Path, env
             print(figure(f"per-submission {name} seconds, class of {large} / class of {small}",
                          per[large][name] / per[small][name], "x", TARGETS["per-submission cost, largest / smallest class"],
                          max(loads)))
+
+
+def settled_load(patience: float = 90.0) -> float:
+    """The one-minute load average once it has fallen to LOADED or below (waiting up to ``patience`` seconds): a
+    batch of two workers keeps the load at about 2 by itself, so the load right after one class is that class's
+    own, not the machine's; the next class's figure is judged by what else runs."""
+    deadline = time.monotonic() + patience
+    while load_now() > LOADED and time.monotonic() < deadline:
+        time.sleep(5)
+    return load_now()
 
 
 def first_and_last_quarter(db: Path) -> tuple[float, float] | None:
@@ -362,6 +375,9 @@ def main() -> None:
     parser.add_argument("--floor-of", type=Path, metavar="CLASS", help="print the floors of CLASS's submissions")
     parser.add_argument("--scaling", metavar="N,M", help="only grade a class of each size (the same mix) and print "
                         "the per-submission wall, CPU and grading seconds of each and their ratio (e.g. 10,200)")
+    parser.add_argument("--settle", type=float, default=90.0, metavar="SECONDS",
+                        help="with --scaling: wait up to this long before each class for the load to fall to 2 "
+                             "(the previous class's own load is not the machine's; default 90)")
     args = parser.parse_args()
     if args.floor_of:
         print(json.dumps(floors_of(args.assignment, args.floor_of)))
@@ -381,7 +397,7 @@ def main() -> None:
     try:
         print(f"load average before: {load_average()}")
         if sizes is not None:
-            scaling(assignment, sizes, args.jobs, work, env)
+            scaling(assignment, sizes, args.jobs, work, env, args.settle)
             print(f"load average after: {load_average()}")
             return
         template = stub_template(assignment, work / "template" / assignment.package)

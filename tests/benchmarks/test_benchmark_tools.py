@@ -114,7 +114,7 @@ def test_bench_batch_scaling_grades_each_class_size_and_prints_the_ratios(tmp_pa
     env = {**os.environ, "GRADER_ASSIGNMENTS": str(REPO / "tests" / "fixtures" / "assignments"),
            "PYTHONPATH": str(REPO)}
     result = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_batch.py"), "--assignment", "mini",
-                             "--scaling", "1,2", "--jobs", "1", "--keep", str(tmp_path)],
+                             "--scaling", "1,2", "--jobs", "1", "--settle", "0", "--keep", str(tmp_path)],
                             capture_output=True, text=True, timeout=300, env=env, check=False)
     assert result.returncode == 0, result.stderr
     assert "class of 1: grade-all --jobs 1" in result.stdout and "(1 graded, 0 errors)" in result.stdout
