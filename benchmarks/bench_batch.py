@@ -56,7 +56,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_single import Groups  # noqa: E402
-from figures import LOADED, figure, load_now  # noqa: E402
+from figures import LOADED, figure, load_now, settled_load  # noqa: E402
 
 from autograder.spec.assignment import Assignment, load_assignment  # noqa: E402
 from autograder.spec.mutation import apply_mutation, load_mutations  # noqa: E402
@@ -298,16 +298,6 @@ def scaling(assignment: Assignment, sizes: list[int], jobs: int, work: Path, env
             print(figure(f"per-submission {name} seconds, class of {large} / class of {small}",
                          per[large][name] / per[small][name], "x", TARGETS["per-submission cost, largest / smallest class"],
                          max(loads)))
-
-
-def settled_load(patience: float = 90.0) -> float:
-    """The one-minute load average once it has fallen to LOADED or below (waiting up to ``patience`` seconds): a
-    batch of two workers keeps the load at about 2 by itself, so the load right after one class is that class's
-    own, not the machine's; the next class's figure is judged by what else runs."""
-    deadline = time.monotonic() + patience
-    while load_now() > LOADED and time.monotonic() < deadline:
-        time.sleep(5)
-    return load_now()
 
 
 def first_and_last_quarter(db: Path) -> tuple[float, float] | None:

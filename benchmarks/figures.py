@@ -15,6 +15,7 @@ import os
 import shlex
 import statistics
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -27,6 +28,18 @@ MET, MISSED, NOT_COMPARABLE = "met", "missed", "not comparable"
 def load_now() -> float:
     """The one-minute load average."""
     return os.getloadavg()[0]
+
+
+def settled_load(patience: float = 90.0) -> float:
+    """The one-minute load average once it has fallen to LOADED or below (waiting up to ``patience`` seconds).
+
+    A benchmark that keeps both CPUs busy raises the load to about 2 by itself, so the load right after one of its
+    runs is that run's own, not the machine's: waiting before the next run lets its figure be judged by what else
+    runs."""
+    deadline = time.monotonic() + patience
+    while load_now() > LOADED and time.monotonic() < deadline:
+        time.sleep(5)
+    return load_now()
 
 
 def judgement(value: float, target: float | None, load: float, higher_is_better: bool = False) -> str:
