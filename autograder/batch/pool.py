@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import shutil
 import signal
+import socket
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -28,6 +29,14 @@ MAX_STARTUP_FAILURES = 3
 
 
 GraderFactory = Callable[[Assignment], Any]
+
+
+@dataclass(frozen=True)
+class SharedTemplate:
+    """The batch's zygote template as a worker process receives it: its own way in, and the template's marker."""
+
+    control: socket.socket
+    marker: str
 FiguresDone = Callable[["WorkItem", Any], None]  # (job, autograder.batch.figures.FigureResult)
 
 
@@ -55,12 +64,16 @@ class WorkItem:
     prepared: PreparedSubmission | None = None
 
 
-def _default_grader(assignment: Assignment) -> Any:
-    """A Grader with one zygote, started first so that its torch import overlaps with this process's own."""
-    from autograder.sandbox.host import new_scratch, start_zygotes
+def _default_grader(assignment: Assignment, shared: SharedTemplate | None = None) -> Any:
+    """A Grader with one zygote, started first so that its torch import overlaps with this process's own; forked
+    from the batch's template when it shares one (every worker's zygote then shares one torch import)."""
+    from autograder.sandbox.host import new_scratch, scrubbed_environment, start_zygotes
+    from autograder.sandbox.spawner import ZygoteTemplate
 
     scratch = new_scratch()
-    zygotes = start_zygotes(1, scratch, protect=assignment.private_folders)
+    template = ZygoteTemplate.attached(shared.control, shared.marker, scratch / "template", scrubbed_environment) \
+        if shared is not None else None
+    zygotes = start_zygotes(1, scratch, template=template, protect=assignment.private_folders)
     try:
         from autograder.grading.grader import Grader
 
@@ -75,7 +88,8 @@ def _default_grader(assignment: Assignment) -> Any:
         raise
 
 
-def _worker_main(conn: Connection, assignment: Assignment, factory: GraderFactory | None, parent: int) -> None:
+def _worker_main(conn: Connection, assignment: Assignment, factory: GraderFactory | None, parent: int,
+                 shared: SharedTemplate | None = None) -> None:
     """A grading worker: build one grader, then grade every job the parent sends until it sends None."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, _exit_now)
@@ -83,7 +97,7 @@ def _worker_main(conn: Connection, assignment: Assignment, factory: GraderFactor
     if os.getppid() != parent:
         return
     try:
-        grader = (factory or _default_grader)(assignment)
+        grader = factory(assignment) if factory is not None else _default_grader(assignment, shared)
     except BaseException as exc:  # noqa: BLE001 - report any failure to build the grader, then stop
         conn.send({"kind": "fatal", "message": one_line(exc)})
         return
@@ -171,12 +185,15 @@ def _worker_rss_mb(grader: Any) -> float | None:
 class _Worker:
     """The parent's handle on one worker process."""
 
-    def __init__(self, context: Any, assignment: Assignment, factory: GraderFactory | None) -> None:
+    def __init__(self, context: Any, assignment: Assignment, factory: GraderFactory | None,
+                 shared: SharedTemplate | None = None) -> None:
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker_main, args=(child, assignment, factory, os.getpid()),
+        self.process = context.Process(target=_worker_main, args=(child, assignment, factory, os.getpid(), shared),
                                        daemon=True, name="grader-worker")
         self.process.start()
         child.close()
+        if shared is not None:
+            shared.control.close()  # the worker has its own copy
         self.ready = False
         self.job: WorkItem | None = None
         self.graded = False  # its job's grade has arrived: it is drawing the job's figures
@@ -232,6 +249,7 @@ class WorkerPool:
         self.workers: list[_Worker] = []
         self.startup_failures = 0
         self.on_figures: FiguresDone = lambda job, result: None
+        self.template: Any = None  # the zygote template every worker's zygote is forked from (autograder.sandbox)
 
     def run(self, jobs: list[WorkItem], on_result: Callable[[WorkItem, Outcome], None], tick: Callable[[], None],
             on_figures: FiguresDone | None = None) -> None:
@@ -281,9 +299,26 @@ class WorkerPool:
         for worker in self.workers:
             worker.stop(wait_seconds)
         self.workers = []
+        if self.template is not None:
+            self.template.close()
+            shutil.rmtree(self.template.home, ignore_errors=True)
+            self.template = None
 
     def _spawn(self) -> _Worker:
-        return _Worker(self.context, self.assignment, self.factory)
+        return _Worker(self.context, self.assignment, self.factory, self._shared_template())
+
+    def _shared_template(self) -> SharedTemplate | None:
+        """A way into the batch's zygote template for one more worker (started with the first; none for a
+        custom grader factory, whose workers may not use zygotes at all)."""
+        if self.factory is not None:
+            return None
+        from autograder.sandbox.host import known_capability, new_scratch, scrubbed_environment
+        from autograder.sandbox.spawner import ZygoteTemplate
+
+        if self.template is None:
+            self.template = ZygoteTemplate(new_scratch("grader-template-"), scrubbed_environment)
+            self.template.start(known_capability())  # torch is imported there, never here
+        return SharedTemplate(self.template.client(), self.template.marker)
 
     def _service(self, worker: _Worker, queue: deque[WorkItem], on_result: Callable[[WorkItem, Outcome], None]) -> bool:
         """Read a worker's messages; return False when it is gone and must be replaced."""

@@ -1,4 +1,4 @@
-"""The worker process's entry point: read the configuration, enter a PID namespace, start the zygote."""
+"""A zygote's first steps, in the process the template forked for it: read the configuration, enter a PID namespace."""
 
 from __future__ import annotations
 
@@ -28,7 +28,10 @@ def _read_config_line() -> dict:
 
 
 def boot() -> None:
-    """Entry point of the worker process: read the configuration, enter a PID namespace, start the zygote.
+    """Read the configuration from stdin, enter a PID namespace, then run the zygote (autograder.sandbox.zygote).
+
+    Called in a process the template forked (autograder.sandbox.template), with the zygote's pipes as stdin and
+    stdout and nothing else of the template's open.
 
     The zygote runs as PID 1 of a new PID namespace (with a user namespace when not root), so every process a
     job starts stays inside it: the zygote can kill them all with ``kill(-1)``, they cannot signal the zygote

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-# A second zygote (torch imported again, plus its jobs) adds about 170-250 MB: below this container limit one
-# submission is graded by one zygote, so that a 768 MB container (Gradescope's default) keeps its headroom.
+# A second zygote shares torch's pages with the first (both are forks of one template), but its jobs run beside
+# the first one's: below this container limit one submission is graded by one zygote, so that a 768 MB container
+# (Gradescope's default) keeps its headroom for the student's code (autograder.sandbox.memory).
 SECOND_ZYGOTE_MIN_MEMORY = 1 << 30
 
 _CGROUP_LIMIT_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")

@@ -26,7 +26,7 @@ from autograder.protocol import MARKER_VARIABLE
 from autograder.sandbox import linux
 from autograder.sandbox.layout import job_payload, make_trial_dirs, prepare_dirs, protected_samples
 from autograder.sandbox.limits import Limits
-from autograder.sandbox.procfs import kill_marked
+from autograder.sandbox.spawner import ForkedZygote, ZygoteTemplate
 from autograder.sandbox.results import (
     JobResult,
     StepCounter,
@@ -39,10 +39,6 @@ from autograder.util.paths import PACKAGE_ROOT
 STEP_POLL_SECONDS = 0.1
 
 
-# -I ignores PYTHONPATH, the user site and the current folder; the grader's own folder is added explicitly.
-_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox.boot import boot; boot()"
-
-
 STARTUP_TIMEOUT = 120.0
 
 
@@ -53,6 +49,18 @@ SANDBOX_UID_BASE = 60000
 
 
 SANDBOX_UID_RANGE = 5000
+
+
+_UIDS: set[int] = set()  # the sandbox uids of this process's running zygotes: no two share one
+
+
+def _free_uid() -> int:
+    """A sandbox uid no other zygote of this process uses (random: other graders on the machine pick theirs)."""
+    while True:
+        uid = SANDBOX_UID_BASE + secrets.randbelow(SANDBOX_UID_RANGE)
+        if uid not in _UIDS:
+            _UIDS.add(uid)
+            return uid
 
 
 MAX_ISOLATION_VARIABLE = "GRADER_MAX_ISOLATION"
@@ -135,7 +143,8 @@ def _protect_this_process() -> None:
 
 
 class Zygote:
-    """A pre-imported worker process that forks one sandboxed process tree per job.
+    """A pre-imported worker process that forks one sandboxed process tree per job; itself a fork of a template
+    process (:mod:`autograder.sandbox.template`) that imported torch once for every zygote made from it.
 
     Args:
         scratch: A private folder for the zygote's home and temporary files.
@@ -144,19 +153,22 @@ class Zygote:
         required: Refuse to run any job unless at least this tier is in force (see autograder.sandbox.tiers).
         warm_up: Pay torch's lazy imports (seconds) once in the zygote rather than in the first job that needs
             them; worth it when the zygote serves many submissions, not for a single one.
+        template: The template process to fork this zygote from, shared with other zygotes (default: its own);
+            see :mod:`autograder.sandbox.template`.
     """
 
     def __init__(self, scratch: Path, protect: Iterable[Path] = (), max_isolation: str | None = None,
-                 required: str | None = None, warm_up: bool = True) -> None:
+                 required: str | None = None, warm_up: bool = True, template: ZygoteTemplate | None = None) -> None:
         self.scratch = scratch
+        self.template = template or ZygoteTemplate(scratch / "template", scrubbed_environment)
         self.protect = [Path(p) for p in protect]
         self.max_isolation = max_isolation or os.environ.get(MAX_ISOLATION_VARIABLE) or TIERS[-1]
         if self.max_isolation not in TIERS:
             raise IsolationError(f"unknown isolation level {self.max_isolation!r}")
         self.required = required
         self.warm_up = warm_up
-        self.process: subprocess.Popen[str] | None = None
-        self.marker = ""
+        self.process: ForkedZygote | None = None
+        self.uid = 0
         self._isolation: dict[str, Any] | None = None
         self._trial_root: Path | None = None
         self.capability: str | None = None  # the CPU kernels its jobs must use, once a zygote chose others
@@ -165,41 +177,41 @@ class Zygote:
     # -- life cycle ------------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start (or restart) the zygote process; it detects the isolation features while importing torch."""
-        self.close()
+        """Start (or restart) the zygote: forked from the template, it detects the isolation features while this
+        process goes on (the template imports torch meanwhile if it was not running)."""
+        self._stop()
         _protect_this_process()
         home = self.scratch / "home"
         home.mkdir(parents=True, exist_ok=True)
-        self.marker = secrets.token_hex(12)
         self._started_at = time.monotonic()
         self._trial_root = make_trial_dirs()
         protected = [PACKAGE_ROOT, *default_protected(), *self.protect]
         if self.scratch.parent != Path(tempfile.gettempdir()):
             protected.append(self.scratch.parent)
-        self.process = subprocess.Popen(
-            [sys.executable, "-I", "-c", _BOOT, str(PACKAGE_ROOT)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=str(home),
-            env=scrubbed_environment(str(home), self.marker, self.capability or known_capability()),
-            text=True,
-            bufsize=1,
-            start_new_session=True,
-        )
-        uid = SANDBOX_UID_BASE + self.process.pid % SANDBOX_UID_RANGE
+        self.process = self.template.fork_zygote(home, self.capability or known_capability(), self.warm_up)
+        self.template.users.add(id(self))
+        _UIDS.discard(self.uid)
+        self.uid = _free_uid()
         config = {
             "max_tier": self.max_isolation,
             "warm_up": self.warm_up,
             "protected": sorted({str(p.resolve()) for p in protected if p.exists()}),
             "protected_samples": protected_samples(protected),
-            "uid": uid,
-            "gid": uid,
+            "uid": self.uid,
+            "gid": self.uid,
             "trial_workdir": str(self._trial_root / "work"),
             "trial_job_dir": str(self._trial_root / "out"),
         }
-        self._stdin().write(json.dumps(config) + "\n")
-        self._stdin().flush()
+        try:
+            self._stdin().write(json.dumps(config) + "\n")
+            self._stdin().flush()
+        except OSError as exc:
+            raise WorkerDied(f"the zygote did not start: {exc}") from None
+
+    @property
+    def marker(self) -> str:
+        """The marker in the initial environment of the zygote and of every process it starts (its template's)."""
+        return self.template.marker
 
     def _stdin(self) -> Any:
         """The zygote's command stream (WorkerDied when there is no zygote to talk to)."""
@@ -271,12 +283,13 @@ class Zygote:
         if not message or not message.get("ready") or not isinstance(message.get("isolation"), dict):
             raise WorkerDied("the zygote did not start")
         mine = kernel_capability()
+        self.template.chosen = message.get("capability")
         if message.get("capability") != mine:  # its jobs would draw other random inputs: start it on ours
             if self.capability == mine:
                 raise WorkerDied(f"the zygote runs torch's {message.get('capability')} CPU kernels although told "
                                  f"to run the grader's ({mine})")
             self.capability = mine
-            self.start()
+            self.start()  # the template too starts again, on this process's kernels
             return
         self._isolation = message["isolation"]
         if self._trial_root is not None:  # the trials are over: nothing needs their folders any more
@@ -295,20 +308,24 @@ class Zygote:
                     + "; run official grading as root (or in a container that allows namespaces)")
 
     def close(self) -> None:
-        """Stop the zygote and everything it started (a running job, leftovers carrying its marker)."""
+        """Stop the zygote and everything it started; the template too when no other zygote uses it."""
+        self._stop()
+        self.template.users.discard(id(self))
+        if not self.template.users:
+            self.template.close()
+
+    def _stop(self) -> None:
+        """Stop the zygote and everything it started (its PID namespace, or its process group and the orphans its
+        template reaps)."""
         if self.process is not None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
             self.process.kill()
-            self.process.wait()
-            for stream in (self.process.stdin, self.process.stdout):
-                if stream:
-                    stream.close()
+            try:
+                self.process.wait(timeout=KILL_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                pass
+            self.process.release()
             self.process = None
-        if self.marker:
-            kill_marked(self.marker)
+        _UIDS.discard(self.uid)
         self._isolation = None
         if self._trial_root is not None:
             shutil.rmtree(self._trial_root, ignore_errors=True)
@@ -442,10 +459,14 @@ def new_scratch(prefix: str = "grader-") -> Path:
     return Path(tempfile.mkdtemp(prefix=prefix))
 
 
-def start_zygotes(count: int, scratch: Path, eager: int | None = None, **options: Any) -> list[Zygote]:
-    """Make ``count`` zygotes and start ``eager`` of them (default: all) now, so their torch import overlaps with
-    the caller's own start-up; the others start on their first job, off the critical path on two CPUs."""
-    zygotes = [Zygote(scratch / f"zygote-{index}", **options) for index in range(max(1, count))]
+def start_zygotes(count: int, scratch: Path, eager: int | None = None, template: ZygoteTemplate | None = None,
+                  **options: Any) -> list[Zygote]:
+    """Make ``count`` zygotes forked from one template and start ``eager`` of them (default: all) now, so the
+    template's torch import overlaps with the caller's own start-up; the others start on their first job (a fork
+    of the template, milliseconds once it is up). ``template``: one to share with other processes' zygotes
+    (:meth:`ZygoteTemplate.attached`) instead of a template of their own."""
+    template = template or ZygoteTemplate(scratch / "template", scrubbed_environment)  # one torch import for all
+    zygotes = [Zygote(scratch / f"zygote-{index}", template=template, **options) for index in range(max(1, count))]
     for zygote in zygotes[: len(zygotes) if eager is None else max(1, eager)]:
         zygote.start()
     return zygotes

@@ -107,7 +107,7 @@ def main(config: dict[str, Any] | None = None, pidns: bool = False, note: str = 
         plan.notes["namespaces"] = note
     _detect(plan)
     if config.get("warm_up", True):
-        _warm_up()
+        warm_up()
     channel.write(json.dumps({"ready": True, "isolation": plan.summary(), "capability": capability}) + "\n")
     while True:
         line = _STDIN.readline()
@@ -123,7 +123,7 @@ def main(config: dict[str, Any] | None = None, pidns: bool = False, note: str = 
         report(_run_one(job, plan, report=report, deadline=None))
 
 
-def _warm_up() -> None:
+def warm_up() -> None:
     """Pay torch's lazy imports here once (the first optimizer step imports torch._dynamo, seconds) rather than
     in every forked job; touches no random state."""
     parameter = torch.nn.Parameter(torch.zeros(1))

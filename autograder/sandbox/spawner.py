@@ -1,0 +1,257 @@
+"""The grader's side of the zygote template: start it, ask it for zygotes, and hold each zygote as a process handle.
+
+See :mod:`autograder.sandbox.template` for the template itself. Asking never blocks: the request (with the
+zygote's pipes) waits in the socket until the template has imported torch, and the zygote's pid is read from the
+template's answer only when it is first needed, so a grader's own start-up overlaps the template's.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import secrets
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from autograder.errors import WorkerDied
+from autograder.sandbox.procfs import kill_marked
+from autograder.util.paths import PACKAGE_ROOT
+
+# -I ignores PYTHONPATH, the user site and the current folder; the grader's own folder is added explicitly.
+_TEMPLATE = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox.template import serve; "
+             "sys.exit(serve(int(sys.argv[2])))")
+
+ANSWER_TIMEOUT = 120.0  # the template's torch import on a loaded machine, as a zygote's start-up
+
+
+class ForkedZygote:
+    """A zygote forked by the template: the part of ``subprocess.Popen`` the host uses (pid, pipes, poll, kill,
+    wait), with the pid learnt from the template's answer when first needed."""
+
+    def __init__(self, template: ZygoteTemplate, stdin_fd: int, stdout_fd: int) -> None:
+        self.template = template
+        self.stdin = os.fdopen(stdin_fd, "w", buffering=1)
+        self.stdout = os.fdopen(stdout_fd, "r")
+        self._pid: int | None = None
+        self._pidfd: int | None = None
+        self._failed = ""
+
+    def answered(self, pid: int | None, pidfd: int | None, failure: str = "") -> None:
+        self._pid, self._pidfd, self._failed = pid, pidfd, failure
+
+    @property
+    def pid(self) -> int:
+        """The zygote's pid (waits for the template's answer)."""
+        self.template.await_answer(self)
+        if self._pid is None:
+            raise WorkerDied(f"the zygote template did not fork a zygote ({self._failed or 'no answer'})")
+        return self._pid
+
+    def poll(self) -> int | None:
+        """None while the zygote runs (or the template has not answered yet but is alive), else -1."""
+        if self._pid is None and not self._failed:
+            if self.template.alive():
+                self.template.await_answer(self, timeout=0.0)
+                if self._pid is None and not self._failed:
+                    return None
+        if self._pidfd is None:
+            return -1
+        readable, _, _ = select.select([self._pidfd], [], [], 0)
+        return -1 if readable else None
+
+    def kill(self) -> None:
+        """SIGKILL the zygote's whole process group (it has its own session)."""
+        try:
+            pid = self.pid
+        except WorkerDied:
+            return
+        if self.poll() is None:
+            for action in (lambda: os.killpg(pid, signal.SIGKILL),
+                           lambda: signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)):
+                try:
+                    action()
+                except OSError:
+                    pass
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait until the zygote has exited (its parent, the template, reaps it)."""
+        if self._pidfd is None:
+            return -1
+        if not select.select([self._pidfd], [], [], timeout)[0]:
+            raise subprocess.TimeoutExpired("zygote", timeout or 0)
+        return -1
+
+    def release(self) -> None:
+        """Close the pipes and the pidfd."""
+        for stream in (self.stdin, self.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+
+
+class ZygoteTemplate:
+    """The template process of one grader (or one set of zygotes): started on the first request, closed with the
+    last zygote that uses it (see :class:`autograder.sandbox.host.Zygote`).
+
+    Args:
+        home: The template's home and temporary folder.
+        environment: Builds the scrubbed environment of a process from (home, marker, capability).
+    """
+
+    def __init__(self, home: Path, environment: Any) -> None:
+        self.home = home
+        self._environment = environment
+        self.marker = ""  # in every process it forks (their initial environment is the template's)
+        self.capability: str | None = None  # the kernels it was told to use (None: its own choice)
+        self.chosen: str | None = None  # the kernels its zygotes reported using
+        self.process: subprocess.Popen[bytes] | None = None
+        self._control: socket.socket | None = None
+        self._lock = threading.RLock()
+        self._waiting: collections.deque[ForkedZygote] = collections.deque()
+        self.users: set[int] = set()  # ids of the zygotes started from it and not closed
+
+    @classmethod
+    def attached(cls, control: socket.socket, marker: str, home: Path, environment: Any) -> ZygoteTemplate:
+        """The handle of another process's template, reached through a socket from its :meth:`client`; should that
+        template be gone, or run other kernels than this process needs, this handle starts a template of its own."""
+        template = cls(home, environment)
+        template._control, template.marker = control, marker
+        return template
+
+    def client(self) -> socket.socket:
+        """A second way into this template, for another process (see :meth:`attached`), which it inherits."""
+        with self._lock:
+            if not self.alive():
+                self.start(self.capability)
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            try:
+                socket.send_fds(self._control, [b"client"], [theirs.fileno()])
+            finally:
+                theirs.close()
+            return ours
+
+    def alive(self) -> bool:
+        if self.process is None:  # another process's template: usable while the way in is open
+            return self._control is not None
+        return self.process.poll() is None
+
+    def start(self, capability: str | None) -> None:
+        """Start the template process (closing one that runs), on these CPU kernels (None: its own choice)."""
+        with self._lock:
+            self.close()
+            self.home.mkdir(parents=True, exist_ok=True)
+            self.marker = secrets.token_hex(12)
+            self.capability, self.chosen = capability, None
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            try:
+                self.process = subprocess.Popen(
+                    [sys.executable, "-I", "-c", _TEMPLATE, str(PACKAGE_ROOT), str(theirs.fileno())],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    cwd=str(self.home), env=self._environment(str(self.home), self.marker, capability),
+                    pass_fds=(theirs.fileno(),), start_new_session=True)
+            finally:
+                theirs.close()
+            self._control = ours
+
+    def fork_zygote(self, home: Path, capability: str | None, warm_up: bool) -> ForkedZygote:
+        """Ask for a zygote with ``home`` as its home; returns at once.
+
+        The template is started if it is not running, and started again if it is known to run other kernels than
+        ``capability`` (None: whichever it chose, as the zygotes' handshake then checks).
+        """
+        with self._lock:
+            running_on = self.capability or self.chosen
+            if not self.alive() or (capability is not None and running_on is not None and running_on != capability):
+                self.start(capability)
+            stdin_read, stdin_write = os.pipe()
+            stdout_read, stdout_write = os.pipe()
+            forked = ForkedZygote(self, stdin_write, stdout_read)
+            try:
+                for attempt in range(2):
+                    request = {"environment": self._environment(str(home), self.marker, capability),
+                               "cwd": str(home), "warm_up": warm_up}
+                    try:
+                        socket.send_fds(self._control, [json.dumps(request).encode()], [stdin_read, stdout_write])
+                    except OSError as exc:  # gone (e.g. a batch's template, its owner stopped)
+                        if attempt:
+                            forked.answered(None, None, f"the template is gone: {exc}")
+                            break
+                        self.start(capability)
+                    else:
+                        self._waiting.append(forked)
+                        break
+            finally:
+                os.close(stdin_read)
+                os.close(stdout_write)
+            return forked
+
+    def await_answer(self, forked: ForkedZygote, timeout: float = ANSWER_TIMEOUT) -> None:
+        """Read the template's answers, in order, until ``forked`` has its own (or ``timeout`` passes)."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while forked in self._waiting:
+                control = self._control
+                remaining = max(0.0, deadline - time.monotonic())
+                if control is None or not select.select([control], [], [], remaining)[0]:
+                    if control is not None and remaining > 0:
+                        continue
+                    if timeout > 0 or control is None:
+                        self._fail_waiting("no answer from the zygote template")
+                    return
+                try:
+                    data, fds, _, _ = socket.recv_fds(control, 4096, 1)
+                except OSError:
+                    data, fds = b"", []
+                waiting = self._waiting.popleft()
+                try:
+                    pid = int(json.loads(data)["pid"]) if data else None
+                except (ValueError, KeyError, TypeError):
+                    pid = None
+                if pid is None or len(fds) != 1:
+                    for fd in fds:
+                        os.close(fd)
+                    waiting.answered(None, None, "the zygote template exited" if not data else "a bad answer")
+                    if not data:
+                        self._fail_waiting("the zygote template exited")
+                    continue
+                waiting.answered(pid, fds[0])
+
+    def _fail_waiting(self, why: str) -> None:
+        while self._waiting:
+            self._waiting.popleft().answered(None, None, why)
+
+    def close(self) -> None:
+        """Stop the template and everything it forked (its zygotes, their jobs, leftovers with its marker); for
+        another process's template, only this way in."""
+        with self._lock:
+            self._fail_waiting("the zygote template was closed")
+            if self._control is not None:
+                self._control.close()  # the template kills its zygotes and exits (its owner's way in)
+                self._control = None
+            if self.process is None:
+                return
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+            if self.marker:
+                kill_marked(self.marker)
