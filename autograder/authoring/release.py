@@ -26,9 +26,9 @@ _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _PLACEHOLDER = re.compile(r"@@[A-Z_]+@@")
 _CHECK_ENTRY_POINTS = ("autograder.cli", "autograder.cli.check", "autograder.public.worker",
                        "autograder.public.plugin", "autograder.public.notebook")
-# `grader show` runs the student's code in the grader's sandbox, whose boot module a fresh interpreter imports by
-# name (the parent never does).
-_SHOW_ENTRY_POINTS = ("autograder.cli.show", "autograder.show", "autograder.sandbox.boot")
+# `grader show` runs the student's code in the grader's sandbox, whose template module a fresh interpreter imports
+# by name (the parent never does; the template imports the zygote and boot modules).
+_SHOW_ENTRY_POINTS = ("autograder.cli.show", "autograder.show", "autograder.sandbox.template")
 _STUDENT_CLI = ("__init__", "__main__", "base", "check", "show")  # of autograder/cli/: what `grader --help` lists
 
 

@@ -1,8 +1,8 @@
 """The untrusted side: a pre-imported zygote forks one sandboxed process per job to run probes on student code.
 
-Started by ``autograder.sandbox`` as ``python -I`` (no user site, no environment variables, no current folder on the
-path) through ``autograder.sandbox.boot``, which makes the zygote PID 1 of its own PID namespace where the kernel
-allows it. The zygote imports torch once and never runs student code. At start it reads a configuration line, tries
+Forked from a template process started as ``python -I`` (no user site, no environment variables, no current folder
+on the path; ``autograder.sandbox.template``), through ``autograder.sandbox.boot``, which makes the zygote PID 1 of
+its own PID namespace where the kernel allows it. The zygote imports torch once and never runs student code. At start it reads a configuration line, tries
 each isolation feature in a throw-away trial job and reports the features that work (``autograder.sandbox.tiers``
 names the tiers). Then, for each job read from stdin, it forks one process that
 

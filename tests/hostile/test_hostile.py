@@ -150,9 +150,9 @@ def processes_with_marker(markers: list[str]) -> list[int]:
 
 
 def strays(grader: Grader, pattern: str | None = None) -> list[str]:
-    """Processes a job left behind: carrying a worker's marker (other than the zygotes), running as a sandbox user,
-    or whose command line contains ``pattern``."""
-    allowed = set()
+    """Processes a job left behind: carrying a worker's marker (other than the zygotes and the template they are
+    forked from), running as a sandbox user, or whose command line contains ``pattern``."""
+    allowed = {z.template.process.pid for z in grader.zygotes if z.template.process is not None}
     for zygote in grader.zygotes:
         if zygote.process is not None:
             allowed.add(zygote.process.pid)

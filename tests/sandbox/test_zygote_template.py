@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import time
 
 import pytest
 
 from autograder.sandbox.host import start_zygotes
-from tests.sandbox.test_sandbox import make_package, marked, new_scratch, run, values
+from tests.sandbox.test_sandbox import marked, run, scratch, values, work  # noqa: F401 - scratch, work: fixtures
 
 FD_CHECKS = '''
 import os
@@ -47,23 +46,11 @@ def _sockets(pid: int) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def scratch():
-    folder = new_scratch()
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
 def pair(scratch):
     zygotes = start_zygotes(2, scratch / "pair")
     yield zygotes
     for zygote in zygotes:
         zygote.close()
-
-
-@pytest.fixture(scope="module")
-def work(scratch):
-    return make_package(scratch / "package")
 
 
 def test_two_zygotes_are_forks_of_one_template(pair, work, scratch):
