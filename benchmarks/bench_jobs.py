@@ -207,27 +207,33 @@ def main() -> None:
     parser.add_argument("--trivial", type=int, default=30, help="trivial jobs to time (0 skips)")
     parser.add_argument("--repeat", type=int, default=3, help="gradings of the reference on one zygote (0 skips)")
     parser.add_argument("--grades", type=int, default=3, help="runs of `grader grade` (0 skips)")
+    parser.add_argument("--no-warm-up", action="store_true",
+                        help="a zygote as `grader grade` and `grader show` start it (no warm-up), not as grade-all does")
     args = parser.parse_args()
 
     from autograder.grading.grader import Grader
+    from autograder.sandbox.host import new_scratch, start_zygotes
     from autograder.spec.assignment import load_assignment
     from autograder.submission.intake import prepare_submission
 
     assignment = load_assignment(args.assignment)
-    print(f"# bench_jobs: {args.assignment}, python {sys.version.split()[0]}, load {load_now():.2f}")
+    print(f"# bench_jobs: {args.assignment}, python {sys.version.split()[0]}, "
+          f"{'no warm-up' if args.no_warm_up else 'warmed-up zygote'}, load {load_now():.2f}")
     lines: list[str] = []
     if args.trivial or args.repeat:
-        with Grader(assignment, workers=1) as grader:
+        scratch = new_scratch(prefix="bench-jobs-")
+        zygotes = start_zygotes(1, scratch, protect=assignment.private_folders, warm_up=not args.no_warm_up)
+        with Grader(assignment, scratch=scratch, zygotes=zygotes) as grader:
             zygote = grader.zygotes[0]
             print(f"isolation: {zygote.isolation['tier']} ({', '.join(zygote.isolation['features'])}); "
                   f"zygote memory: {zygote_memory(zygote_pid(zygote))}")
             if args.trivial:
-                scratch = Path(tempfile.mkdtemp(prefix="bench-jobs-"))
+                copies = Path(tempfile.mkdtemp(prefix="bench-jobs-"))
                 try:
-                    prepared = prepare_submission(assignment.reference, assignment, scratch)
+                    prepared = prepare_submission(assignment.reference, assignment, copies)
                     lines += trivial_jobs(grader, prepared, args.trivial)
                 finally:
-                    shutil.rmtree(scratch, ignore_errors=True)
+                    shutil.rmtree(copies, ignore_errors=True)
             if args.repeat:
                 started = time.monotonic()
                 lines += real_jobs(grader, assignment.reference, args.repeat)
