@@ -45,17 +45,19 @@ def nothing(impl, ref, ctx):
 '''
 
 
-def tree_cpu(pid: int) -> tuple[float, float]:
-    """CPU seconds of a process itself (utime + stime) and of the children it has reaped (cutime + cstime)."""
+def tree_cpu(pid: int) -> tuple[float, float, int]:
+    """CPU seconds of a process itself (utime + stime) and of the children it has reaped (cutime + cstime), and
+    the minor page faults of both (minflt + cminflt: copied pages, a figure the machine's load does not change)."""
     with open(f"/proc/{pid}/stat") as handle:
-        fields = [int(value) / os.sysconf("SC_CLK_TCK") for value in handle.read().rsplit(")", 1)[1].split()[11:15]]
-    return fields[0] + fields[1], fields[2] + fields[3]
+        minflt, cminflt, _, _, utime, stime, cutime, cstime = map(int, handle.read().rsplit(")", 1)[1].split()[7:15])
+    tick = os.sysconf("SC_CLK_TCK")
+    return (utime + stime) / tick, (cutime + cstime) / tick, minflt + cminflt
 
 
-def cpu_since(pid: int, before: tuple[float, float]) -> tuple[float, float]:
-    """The zygote's own CPU seconds and its jobs' since ``before`` (a :func:`tree_cpu` reading)."""
+def cpu_since(pid: int, before: tuple[float, float, int]) -> tuple[float, float, int]:
+    """The zygote's own CPU seconds, its jobs' and their page faults since ``before`` (a :func:`tree_cpu` reading)."""
     now = tree_cpu(pid)
-    return now[0] - before[0], now[1] - before[1]
+    return now[0] - before[0], now[1] - before[1], now[2] - before[2]
 
 
 def zygote_pid(zygote: Any) -> int:
@@ -105,10 +107,11 @@ def checks_time(result: Any) -> tuple[float, float]:
     return wall, cpu
 
 
-def per_job(label: str, results: list[Any], zygote_cpu: tuple[float, float], host: float, load: float) -> list[str]:
+def per_job(label: str, results: list[Any], zygote_cpu: tuple[float, float, int], host: float,
+            load: float) -> list[str]:
     """Print one measurement's per-job figures; return them as figure lines."""
     jobs = len(results)
-    own, children = zygote_cpu
+    own, children, faults = zygote_cpu
     zygote_cpu = own + children
     wall = statistics.mean(r.seconds for r in results)
     setup = statistics.mean(r.setup_seconds for r in results)
@@ -119,7 +122,7 @@ def per_job(label: str, results: list[Any], zygote_cpu: tuple[float, float], hos
           f"{statistics.median(r.seconds for r in results) * 1000:.1f}), of which sandbox set-up {setup * 1000:.1f} ms "
           f"and the checks {check_wall * 1000:.1f} ms; zygote tree {zygote * 1000:.1f} CPU ms, of which the checks "
           f"{check_cpu * 1000:.1f} (the zygote itself {own / jobs * 1000:.1f}, the jobs {children / jobs * 1000:.1f}); "
-          f"host {host / jobs * 1000:.1f} CPU ms; load {load:.2f}")
+          f"{faults / jobs:.0f} page faults; host {host / jobs * 1000:.1f} CPU ms; load {load:.2f}")
     return [figure(f"{label}: wall per job beyond the checks", (wall - check_wall) * 1000, " ms", None, load),
             figure(f"{label}: zygote-tree CPU per job beyond the checks", (zygote - check_cpu) * 1000, " ms", None,
                    load),
@@ -225,8 +228,10 @@ def main() -> None:
         zygotes = start_zygotes(1, scratch, protect=assignment.private_folders, warm_up=not args.no_warm_up)
         with Grader(assignment, scratch=scratch, zygotes=zygotes) as grader:
             zygote = grader.zygotes[0]
-            print(f"isolation: {zygote.isolation['tier']} ({', '.join(zygote.isolation['features'])}); "
-                  f"zygote memory: {zygote_memory(zygote_pid(zygote))}")
+            isolation = zygote.isolation  # waits until it is ready
+            started = sum(tree_cpu(zygote_pid(zygote))[:2])
+            print(f"isolation: {isolation['tier']} ({', '.join(isolation['features'])}); "
+                  f"zygote memory: {zygote_memory(zygote_pid(zygote))}; its start-up took {started:.2f} CPU s")
             if args.trivial:
                 copies = Path(tempfile.mkdtemp(prefix="bench-jobs-"))
                 try:

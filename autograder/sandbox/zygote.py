@@ -150,10 +150,10 @@ def share_with_jobs(huge_pages: bool) -> None:
       collects its own objects (and student code sees the ordinary ``gc`` module): only the zygote's objects,
       alive for the whole job anyway, are exempt, which changes no result;
     * ``huge_pages`` (a zygote that serves many jobs): its private memory (about 200 MB after torch's import) is
-      collapsed into transparent huge pages, so each fork copies about 100 page-table entries instead of 50,000
-      and each job's exit unmaps as few (15 CPU ms less per job); a job writing to such a page still copies
-      4 KiB of it, so its private memory is unchanged. It costs 0.3-0.6 CPU s once: too much for a zygote
-      that runs a dozen jobs.
+      collapsed into transparent huge pages, so each fork copies about 7,000 page-table entries instead of
+      50,000 and each job's exit unmaps as few (17-19 CPU ms less per job); a job writing to such a page still
+      copies 4 KiB of it, so its private memory is unchanged. It costs 0.3-0.6 CPU s once: too much for a
+      zygote that runs a dozen jobs (docs/BATCH.md, "The cost per job").
     """
     forget_trusted_side()
     gc.freeze()
