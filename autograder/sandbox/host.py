@@ -151,8 +151,9 @@ class Zygote:
         protect: Extra folders no job may see (the grader's folder and the assignments are always protected).
         max_isolation: Try no tier above this one (default: ``$GRADER_MAX_ISOLATION`` or the strongest).
         required: Refuse to run any job unless at least this tier is in force (see autograder.sandbox.tiers).
-        warm_up: Pay torch's lazy imports (seconds) once in the zygote rather than in the first job that needs
-            them; worth it when the zygote serves many submissions, not for a single one.
+        warm_up: Pay torch's lazy imports (seconds) once, in the template, rather than in the first job that needs
+            them, and back the template's memory with huge pages (cheaper forks); worth it when the zygote serves
+            many submissions, not for a single one.
         template: The template process to fork this zygote from, shared with other zygotes (default: its own);
             see :mod:`autograder.sandbox.template`.
     """

@@ -64,6 +64,19 @@ def kill_marked(marker: str) -> int:
     return killed
 
 
+def private_memory() -> list[tuple[int, int]]:
+    """This process's private writable memory not backed by a file (the heap and anonymous mappings): the start
+    and end address of each region, from /proc/self/maps."""
+    regions = []
+    with open("/proc/self/maps") as handle:
+        for line in handle:
+            fields = line.split()
+            if fields[1] == "rw-p" and (len(fields) == 5 or fields[5] == "[heap]"):
+                start, end = fields[0].split("-")
+                regions.append((int(start, 16), int(end, 16)))
+    return regions
+
+
 def peak_rss_mb(pid: int) -> float | None:
     """A process's peak resident set size (VmHWM) in MB, or None when it cannot be read."""
     try:

@@ -72,8 +72,9 @@ def serve(control_fd: int) -> int:
                         os.close(fd)
                     control.send(b'{"error": "malformed request"}')
                     continue
-                if request.get("warm_up") and not warmed:
+                if request.get("warm_up") and not warmed:  # a zygote that serves many jobs (a batch's)
                     zygote.warm_up()  # once here, inherited by every later zygote instead of paid by each
+                    zygote.collapse_for_forks()
                     warmed = True
                 pid = os.fork()
                 if pid == 0:

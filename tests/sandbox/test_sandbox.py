@@ -107,6 +107,23 @@ def chatty(impl, ref, ctx):
 
 
 @check("t", weight=1)
+def collector(impl, ref, ctx):
+    import gc, weakref
+    from autograder.sandbox.job import BLOCKED_TOP_LEVEL
+
+    class Node:
+        pass
+
+    first, second = Node(), Node()
+    first.other, second.other = second, first
+    alive = weakref.ref(first)
+    del first, second
+    gc.collect()
+    return {"cycle collected": alive() is None, "zygote frozen": gc.get_freeze_count() > 0, "enabled": gc.isenabled(),
+            "trusted modules": ",".join(m for m in sys.modules if m.startswith(BLOCKED_TOP_LEVEL))}
+
+
+@check("t", weight=1)
 def snoop(impl, ref, ctx):
     found = {}
     for path in PATHS:
@@ -276,6 +293,11 @@ def test_the_job_cannot_read_the_grader_or_instructor_files(zygote, work, scratc
                str(REPO / "reference_solutions" / "assignment3" / "attention.py")]
     found = values(run(zygote, work, "t.snoop", scratch, paths=secrets))
     assert all(not outcome.startswith("read") for outcome in found.values()), found
+
+
+def test_a_job_collects_its_own_garbage_beside_the_frozen_zygote_and_finds_no_trusted_module(zygote, work, scratch):
+    assert values(run(zygote, work, "t.collector", scratch)) == {
+        "cycle collected": True, "zygote frozen": True, "enabled": True, "trusted modules": ""}
 
 
 def test_job_overhead_is_small(zygote, work, scratch):
