@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from autograder.cli.base import assignment_named, friendly_errors
+from autograder.cli.base import assignment_named, exit_without_teardown, friendly_errors
+from autograder.spec.assignment import Assignment
+
+if TYPE_CHECKING:
+    from autograder.public.outcome import CheckOutcome
+    from autograder.public.warm import WarmWorker
 
 
 @click.command()
@@ -26,15 +32,32 @@ def check(assignment: str, path: Path | None, tasks: tuple[str, ...], verbose: b
           show_extracted: Path | None) -> None:
     """Run the public tests on your work (default: this folder; a package, a folder or repository holding it, a zip
     or a .ipynb notebook, found as grading finds it) and check the quiz answers' format."""
+    from autograder.public.runner import select_tasks
+    from autograder.public.warm import WarmWorker
+
+    spec = assignment_named(assignment)
+    selected = select_tasks(spec, tasks)
+    worker = WarmWorker()
+    if selected != []:  # started first: its imports (torch's take seconds) overlap all this process does until then
+        worker.start()
+    try:
+        outcome = _check(spec, path, selected, tasks, verbose, watch, show_extracted, worker)
+    finally:
+        worker.close()
+    if outcome is not None:
+        exit_without_teardown()  # everything is written and removed, the worker stopped
+        sys.exit(0 if outcome.ok else 1)
+
+
+def _check(spec: Assignment, path: Path | None, selected: list[str] | None, tasks: tuple[str, ...], verbose: bool,
+           watch: bool, show_extracted: Path | None, worker: WarmWorker) -> CheckOutcome | None:
+    """The check on ``worker``, printed; its outcome (None after ``--watch``, stopped with Ctrl-C)."""
     from autograder.public.invocation import Invocation
     from autograder.public.notebook import checked_work
-    from autograder.public.runner import select_tasks
     from autograder.public.watch import check_and_print, watch_and_check
     from autograder.submission.notebook.read import is_notebook
     from autograder.util.targets import output_folder
 
-    spec = assignment_named(assignment)
-    selected = select_tasks(spec, tasks)
     if show_extracted is not None:
         output_folder(show_extracted, "--show-extracted")
 
@@ -43,12 +66,13 @@ def check(assignment: str, path: Path | None, tasks: tuple[str, ...], verbose: b
 
     if watch:
         watch_and_check(spec, path, selected, write, verbose=verbose, show_extracted=show_extracted,
-                        typed_tasks=tasks)
-        return
+                        typed_tasks=tasks, worker=worker)
+        return None
     with checked_work(spec, path, show_extracted) as prepared:  # what grading would take, said as grade says it
         invocation = Invocation.of(spec, None if path is None else str(path), notebook=is_notebook(prepared.source),
                                    tasks=tasks)
-        outcome = check_and_print(spec, prepared, selected, write, verbose=verbose, invocation=invocation)
+        outcome = check_and_print(spec, prepared, selected, write, verbose=verbose, worker=worker,
+                                  invocation=invocation)
     if show_extracted is not None and is_notebook(prepared.source):
         click.echo(f"extracted package written to {show_extracted}")
-    sys.exit(0 if outcome.ok else 1)
+    return outcome

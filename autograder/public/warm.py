@@ -57,12 +57,20 @@ class WarmWorker:
         self.starts = 0  # how many worker processes this object started (a benchmark and the tests read it)
         self.session: subprocess.Popen[bytes] | None = None  # without fork: the session's own process
         self.channel = -1  # the read end of the current session's events (warm)
-        self.fresh = False  # whether the current session runs on a worker started for it
+        self.fresh = False  # whether the current session is the first of its worker process
+        self.served = False  # whether the worker process has had a session
 
     @property
     def pid(self) -> int | None:
         """The worker process's id (None when none is running)."""
         return self.process.pid if self.process is not None and self.process.poll() is None else None
+
+    def start(self) -> None:
+        """Start the worker process now if none is running (``open`` would start it): its imports (seconds) then
+        overlap the caller's own work until the first session."""
+        if warm_available() and (self.pid is None or self.requests is None):
+            self.discard()
+            self._start()
 
     def open(self, settings: dict[str, Any], tmp: Path, import_root: Path) -> int:
         """Start a session with these settings; returns the file descriptor its events arrive on.
@@ -74,16 +82,14 @@ class WarmWorker:
         """
         if not warm_available():
             return self._open_process(settings, tmp, import_root)
-        requests = self.requests
-        self.fresh = self.pid is None or requests is None
-        if self.pid is None or requests is None:
-            self.discard()
-            requests = self._start()
+        self.start()
+        self.fresh = not self.served
+        self.served = True
         read_end, write_end = os.pipe()
         request = dict(settings, cwd=str(tmp), log=str(tmp / "worker.log"), import_root=str(import_root),
                        pycache=str(self.folder / "pycache"))
         try:
-            socket.send_fds(requests, [(json.dumps(request) + "\n").encode()], [write_end])
+            socket.send_fds(self.requests, [(json.dumps(request) + "\n").encode()], [write_end])
         except OSError:  # the worker died since: the session reads end of file and is recovered like a crash
             pass
         finally:
@@ -123,8 +129,10 @@ class WarmWorker:
 
     def close(self) -> None:
         """Discard the worker and its folder (its log and the public tests' bytecode with it)."""
-        self.discard()
+        if self.process is not None:
+            _kill_groups([self.process.pid])  # it frees its memory (tens of milliseconds) while the folder goes
         shutil.rmtree(self.folder, ignore_errors=True)
+        self.discard()
 
     def log_tail(self) -> str:
         """The last lines the worker process wrote to its standard error (why it could not start)."""
@@ -137,8 +145,8 @@ class WarmWorker:
 
     # -- the process -------------------------------------------------------------------------------------
 
-    def _start(self) -> socket.socket:
-        """Start a worker process; the socket its requests go to."""
+    def _start(self) -> None:
+        """Start a worker process (its requests go to ``self.requests``)."""
         ours, theirs = socket.socketpair()
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
@@ -147,8 +155,8 @@ class WarmWorker:
                 cwd=str(self.folder), start_new_session=True, pass_fds=(theirs.fileno(),))
         theirs.close()
         self.requests = ours
+        self.served = False
         self.starts += 1
-        return ours
 
     def _ended(self, seconds: float) -> int | None:
         """Wait for the worker's ``ended`` reply to the current session; its exit code (None: no reply in time)."""

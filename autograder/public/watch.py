@@ -138,7 +138,7 @@ def check_and_print(assignment: Assignment, prepared: PreparedSubmission, select
 
 def watch_and_check(assignment: Assignment, path: Path | None, selected: list[str] | None, write: Write,
           verbose: bool = False, show_extracted: Path | None = None, poll: float = POLL_SECONDS,
-          typed_tasks: tuple[str, ...] = ()) -> None:
+          typed_tasks: tuple[str, ...] = (), worker: WarmWorker | None = None) -> None:
     """Check once, then re-check what each save changed, on one warm worker, until Ctrl-C.
 
     Args:
@@ -150,8 +150,9 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
         show_extracted: For a notebook: the folder the extracted package is written into, on each save.
         poll: Seconds between two looks at the files.
         typed_tasks: The tasks as typed (``--task``), for the suggested next commands.
+        worker: The warm worker to check on (default: a new one); closed when the watch ends.
     """
-    worker = WarmWorker()
+    worker = worker or WarmWorker()
     try:
         given = default_work(path)
         with checked_work(assignment, path, show_extracted) as prepared:

@@ -3,11 +3,14 @@ trace of the student's calls, or seen in the failure's traceback)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+import pytest
+
+from autograder.public import outcome, plugin
 from autograder.public.hints import dependency_hints
 from autograder.public.outcome import CheckOutcome, PublicTaskResult
-from autograder.public import outcome
 from autograder.spec.assignment import load_assignment
 
 A3 = load_assignment("assignment3")
@@ -37,3 +40,33 @@ def test_a_method_counts_for_its_class_and_a_not_implemented_test_counts_too():
     mha = PublicTaskResult("multi_head_attention", [outcome.TestResult("t", "failed")], done=True)
     assert dependency_hints(A3, CheckOutcome(Path("."), [mha, block]), block) == \
         ["may be caused by multi_head_attention, which fails: fix that first"]
+
+
+def test_the_trace_follows_the_students_imports_but_not_other_packages(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "studentpkg").mkdir()
+    (tmp_path / "studentpkg" / "__init__.py").write_text("")
+    (tmp_path / "studentpkg" / "late.py").write_text("def helper():\n    return 1\n\n\nhelper()\n")
+    (tmp_path / "otherpkg_for_trace.py").write_text("def other():\n    return 2\n\n\nother()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    bootstrap = sys.modules["_frozen_importlib"]
+    original = bootstrap._find_and_load
+    called: list[str] = []
+
+    def tracer(frame, event, arg):  # noqa: ANN001, ANN202 - a trace function's own signature
+        if event == "call":
+            called.append(frame.f_code.co_name)
+
+    try:
+        with plugin._untraced_imports("studentpkg"):
+            sys.settrace(tracer)
+            try:
+                import otherpkg_for_trace  # noqa: F401
+                import studentpkg.late  # noqa: F401
+            finally:
+                sys.settrace(None)
+    finally:
+        for name in ("otherpkg_for_trace", "studentpkg.late", "studentpkg"):
+            sys.modules.pop(name, None)
+    assert "helper" in called and "other" not in called
+    assert bootstrap._find_and_load is original
