@@ -27,9 +27,18 @@ from autograder.util.paths import PACKAGE_ROOT
 
 # -I ignores PYTHONPATH, the user site and the current folder; the grader's own folder is added explicitly.
 _TEMPLATE = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox.template import serve; "
-             "sys.exit(serve(int(sys.argv[2])))")
+             "serve(int(sys.argv[2]))")
 
 ANSWER_TIMEOUT = 120.0  # the template's torch import on a loaded machine, as a zygote's start-up
+
+
+def _running(pid: int) -> bool:
+    """Whether a process runs (it exists and is not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 class ForkedZygote:
@@ -62,8 +71,10 @@ class ForkedZygote:
                 self.template.await_answer(self, timeout=0.0)
                 if self._pid is None and not self._failed:
                     return None
-        if self._pidfd is None:
+        if self._pid is None:
             return -1
+        if self._pidfd is None:  # no pidfd (Linux < 5.3): the pid, which the template reaps as soon as it ends
+            return None if _running(self._pid) else -1
         readable, _, _ = select.select([self._pidfd], [], [], 0)
         return -1 if readable else None
 
@@ -74,8 +85,7 @@ class ForkedZygote:
         except WorkerDied:
             return
         if self.poll() is None:
-            for action in (lambda: os.killpg(pid, signal.SIGKILL),
-                           lambda: signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)):
+            for action in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
                 try:
                     action()
                 except OSError:
@@ -83,10 +93,15 @@ class ForkedZygote:
 
     def wait(self, timeout: float | None = None) -> int:
         """Wait until the zygote has exited (its parent, the template, reaps it)."""
-        if self._pidfd is None:
+        if self._pidfd is not None:
+            if not select.select([self._pidfd], [], [], timeout)[0]:
+                raise subprocess.TimeoutExpired("zygote", timeout or 0)
             return -1
-        if not select.select([self._pidfd], [], [], timeout)[0]:
-            raise subprocess.TimeoutExpired("zygote", timeout or 0)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired("zygote", timeout or 0)
+            time.sleep(0.01)
         return -1
 
     def release(self) -> None:
@@ -219,14 +234,14 @@ class ZygoteTemplate:
                     pid = int(json.loads(data)["pid"]) if data else None
                 except (ValueError, KeyError, TypeError):
                     pid = None
-                if pid is None or len(fds) != 1:
+                if pid is None or len(fds) > 1:
                     for fd in fds:
                         os.close(fd)
                     waiting.answered(None, None, "the zygote template exited" if not data else "a bad answer")
                     if not data:
                         self._fail_waiting("the zygote template exited")
                     continue
-                waiting.answered(pid, fds[0])
+                waiting.answered(pid, fds[0] if fds else None)
 
     def _fail_waiting(self, why: str) -> None:
         while self._waiting:

@@ -24,7 +24,7 @@ import os
 import selectors
 import signal
 import socket
-from typing import Any
+from typing import Any, NoReturn
 
 from autograder.sandbox import linux, zygote
 from autograder.sandbox.procfs import children_of
@@ -32,7 +32,7 @@ from autograder.sandbox.procfs import children_of
 MAX_REQUEST = 1 << 16
 
 
-def serve(control_fd: int) -> int:
+def serve(control_fd: int) -> NoReturn:
     """Fork a zygote for each request on ``control_fd`` until the grader closes its end; then kill them all and exit."""
     linux.prctl_quietly(linux.PR_SET_DUMPABLE, 0)  # the grader's side: no ptrace, no /proc/<pid>/fd by students
     linux.prctl_quietly(linux.PR_SET_CHILD_SUBREAPER, 1)  # what a dead zygote leaves behind comes here, to be killed
@@ -82,11 +82,15 @@ def serve(control_fd: int) -> int:
                 for fd in fds:
                     os.close(fd)
                 zygotes.add(pid)
-                pidfd = os.pidfd_open(pid)  # before any reaping: it names this process, whatever happens next
                 try:
-                    socket.send_fds(control, [json.dumps({"pid": pid}).encode()], [pidfd])
+                    pidfds = [os.pidfd_open(pid)]  # before any reaping: it names this process, whatever happens next
+                except (AttributeError, OSError):  # Linux < 5.3: the grader watches the pid instead
+                    pidfds = []
+                try:
+                    socket.send_fds(control, [json.dumps({"pid": pid}).encode()], pidfds)
                 finally:
-                    os.close(pidfd)
+                    for fd in pidfds:
+                        os.close(fd)
             _reap(zygotes)
 
 

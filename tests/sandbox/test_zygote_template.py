@@ -149,3 +149,21 @@ def test_a_batchs_workers_share_the_pools_template(scratch, work):
         for zygote in zygotes:
             zygote.close()
         pool.close()
+
+
+def test_without_a_pidfd_the_zygote_is_watched_by_its_pid(scratch, work):
+    """Linux < 5.3 has no pidfd: the template answers with the pid alone, and the grader polls and kills by it."""
+    zygote = start_zygotes(1, scratch / "nopidfd")[0]
+    try:
+        assert zygote.isolation["tier"]
+        process = zygote.process
+        assert process.pid  # the template's answer, read when first needed
+        os.close(process._pidfd)
+        process._pidfd = None  # as the template answers where os.pidfd_open fails
+        assert process.poll() is None and zygote.alive()
+        assert values(run(zygote, work, "t.chatty", scratch)) == {"ok": True}
+        process.kill()
+        process.wait(timeout=10)
+        assert process.poll() == -1 and not zygote.alive()
+    finally:
+        zygote.close()
