@@ -92,11 +92,17 @@ def given_tolerances(path: Path) -> list[GivenTolerance]:
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return []
     taking = tolerance_parameters()
-    aliases = _api_aliases(tree, set(taking))
+    imports, calls = [], []
+    for node in ast.walk(tree):  # once: walking a checks file's tree costs as much as parsing it
+        if isinstance(node, ast.Call):
+            calls.append(node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(node)
+    aliases = _api_aliases(imports, set(taking))
     constants = _string_constants(tree)
     given = []
-    for node in ast.walk(tree):
-        function = _called(node, aliases) if isinstance(node, ast.Call) else None
+    for node in calls:
+        function = _called(node, aliases)
         if function is None:
             continue
         argument = _tolerance_argument(node, taking[function])
@@ -112,12 +118,12 @@ def given_problem(given: GivenTolerance) -> str | None:
     return f"{given.path}:{given.line}: {given.function}({PARAMETER}={given.name!r}): {problem}" if problem else None
 
 
-def _api_aliases(tree: ast.Module, taking: set[str]) -> dict[str, str]:
+def _api_aliases(imports: list[ast.Import | ast.ImportFrom], taking: set[str]) -> dict[str, str]:
     """Each spelling under which the file calls a tolerance-taking function of the probe API, to its name: the
     names imported from it (``as`` and ``*`` included), and ``module.gated`` through a module bound to it."""
     aliases: dict[str, str] = {}
     modules = {API_MODULE}  # ``import autograder.probe`` binds the dotted name itself
-    for node in ast.walk(tree):
+    for node in imports:
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(API_MODULE):
             for alias in node.names:
                 if alias.name == "*":
