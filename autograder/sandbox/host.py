@@ -12,7 +12,6 @@ import os
 import secrets
 import selectors
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
