@@ -29,6 +29,7 @@ MAX_STARTUP_FAILURES = 3
 
 
 GraderFactory = Callable[[Assignment], Any]
+FiguresDone = Callable[["WorkItem", Any], None]  # (job, autograder.batch.figures.FigureResult)
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,6 @@ class SharedTemplate:
 
     control: socket.socket
     marker: str
-FiguresDone = Callable[["WorkItem", Any], None]  # (job, autograder.batch.figures.FigureResult)
 
 
 @dataclass(frozen=True)
@@ -67,11 +67,11 @@ class WorkItem:
 def _default_grader(assignment: Assignment, shared: SharedTemplate | None = None) -> Any:
     """A Grader with one zygote, started first so that its torch import overlaps with this process's own; forked
     from the batch's template when it shares one (every worker's zygote then shares one torch import)."""
-    from autograder.sandbox.host import new_scratch, scrubbed_environment, start_zygotes
+    from autograder.sandbox.host import new_scratch, start_zygotes
     from autograder.sandbox.spawner import ZygoteTemplate
 
     scratch = new_scratch()
-    template = ZygoteTemplate.attached(shared.control, shared.marker, scratch / "template", scrubbed_environment) \
+    template = ZygoteTemplate.attached(shared.control, shared.marker, scratch / "template") \
         if shared is not None else None
     zygotes = start_zygotes(1, scratch, template=template, protect=assignment.private_folders)
     try:
@@ -312,11 +312,11 @@ class WorkerPool:
         custom grader factory, whose workers may not use zygotes at all)."""
         if self.factory is not None:
             return None
-        from autograder.sandbox.host import known_capability, new_scratch, scrubbed_environment
+        from autograder.sandbox.host import known_capability, new_scratch
         from autograder.sandbox.spawner import ZygoteTemplate
 
         if self.template is None:
-            self.template = ZygoteTemplate(new_scratch("grader-template-"), scrubbed_environment)
+            self.template = ZygoteTemplate(new_scratch("grader-template-"))
             self.template.start(known_capability())  # torch is imported there, never here
         return SharedTemplate(self.template.client(), self.template.marker)
 

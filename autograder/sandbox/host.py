@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from autograder.errors import IsolationError, WorkerDied
-from autograder.protocol import MARKER_VARIABLE
 from autograder.sandbox import linux
 from autograder.sandbox.layout import job_payload, make_trial_dirs, prepare_dirs, protected_samples
 from autograder.sandbox.limits import Limits
@@ -63,32 +62,6 @@ def _free_uid() -> int:
 
 
 MAX_ISOLATION_VARIABLE = "GRADER_MAX_ISOLATION"
-
-
-def scrubbed_environment(home: str, marker: str = "", capability: str | None = None) -> dict[str, str]:
-    """The few environment variables a worker gets: nothing from the grader's own environment leaks through.
-
-    Args:
-        home: The worker's home and temporary folder.
-        marker: The zygote's marker (see autograder.protocol).
-        capability: The CPU kernels the worker must use (None: its own choice, checked when it is ready).
-    """
-    fixed = {"ATEN_CPU_CAPABILITY": capability} if capability else {}
-    return {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": home,
-        "TMPDIR": home,
-        "LANG": "C.UTF-8",
-        "USER": "student",
-        "LOGNAME": "student",
-        "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-        "OPENBLAS_NUM_THREADS": "1",
-        **fixed,
-        MARKER_VARIABLE: marker,
-    }
 
 
 def kernel_capability() -> str:
@@ -160,7 +133,7 @@ class Zygote:
     def __init__(self, scratch: Path, protect: Iterable[Path] = (), max_isolation: str | None = None,
                  required: str | None = None, warm_up: bool = True, template: ZygoteTemplate | None = None) -> None:
         self.scratch = scratch
-        self.template = template or ZygoteTemplate(scratch / "template", scrubbed_environment)
+        self.template = template or ZygoteTemplate(scratch / "template")
         self.protect = [Path(p) for p in protect]
         self.max_isolation = max_isolation or os.environ.get(MAX_ISOLATION_VARIABLE) or TIERS[-1]
         if self.max_isolation not in TIERS:
@@ -188,13 +161,10 @@ class Zygote:
         protected = [PACKAGE_ROOT, *default_protected(), *self.protect]
         if self.scratch.parent != Path(tempfile.gettempdir()):
             protected.append(self.scratch.parent)
-        self.process = self.template.fork_zygote(home, self.capability or known_capability(), self.warm_up)
-        self.template.users.add(id(self))
-        _UIDS.discard(self.uid)
+        self.process = self.template.fork_zygote(self, home, self.capability or known_capability(), self.warm_up)
         self.uid = _free_uid()
         config = {
             "max_tier": self.max_isolation,
-            "warm_up": self.warm_up,
             "protected": sorted({str(p.resolve()) for p in protected if p.exists()}),
             "protected_samples": protected_samples(protected),
             "uid": self.uid,
@@ -310,9 +280,7 @@ class Zygote:
     def close(self) -> None:
         """Stop the zygote and everything it started; the template too when no other zygote uses it."""
         self._stop()
-        self.template.users.discard(id(self))
-        if not self.template.users:
-            self.template.close()
+        self.template.release(self)
 
     def _stop(self) -> None:
         """Stop the zygote and everything it started (its PID namespace, or its process group and the orphans its
@@ -465,7 +433,7 @@ def start_zygotes(count: int, scratch: Path, eager: int | None = None, template:
     template's torch import overlaps with the caller's own start-up; the others start on their first job (a fork
     of the template, milliseconds once it is up). ``template``: one to share with other processes' zygotes
     (:meth:`ZygoteTemplate.attached`) instead of a template of their own."""
-    template = template or ZygoteTemplate(scratch / "template", scrubbed_environment)  # one torch import for all
+    template = template or ZygoteTemplate(scratch / "template")  # one torch import for all of them
     zygotes = [Zygote(scratch / f"zygote-{index}", template=template, **options) for index in range(max(1, count))]
     for zygote in zygotes[: len(zygotes) if eager is None else max(1, eager)]:
         zygote.start()

@@ -19,9 +19,9 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 from autograder.errors import WorkerDied
+from autograder.protocol import MARKER_VARIABLE
 from autograder.sandbox.procfs import kill_marked
 from autograder.util.paths import PACKAGE_ROOT
 
@@ -30,6 +30,32 @@ _TEMPLATE = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandb
              "serve(int(sys.argv[2]))")
 
 ANSWER_TIMEOUT = 120.0  # the template's torch import on a loaded machine, as a zygote's start-up
+
+
+def scrubbed_environment(home: str, marker: str = "", capability: str | None = None) -> dict[str, str]:
+    """The few environment variables a worker gets: nothing from the grader's own environment leaks through.
+
+    Args:
+        home: The worker's home and temporary folder.
+        marker: The zygote's marker (see autograder.protocol).
+        capability: The CPU kernels the worker must use (None: its own choice, checked when it is ready).
+    """
+    fixed = {"ATEN_CPU_CAPABILITY": capability} if capability else {}
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": home,
+        "TMPDIR": home,
+        "LANG": "C.UTF-8",
+        "USER": "student",
+        "LOGNAME": "student",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        **fixed,
+        MARKER_VARIABLE: marker,
+    }
 
 
 def _running(pid: int) -> bool:
@@ -122,12 +148,10 @@ class ZygoteTemplate:
 
     Args:
         home: The template's home and temporary folder.
-        environment: Builds the scrubbed environment of a process from (home, marker, capability).
     """
 
-    def __init__(self, home: Path, environment: Any) -> None:
+    def __init__(self, home: Path) -> None:
         self.home = home
-        self._environment = environment
         self.marker = ""  # in every process it forks (their initial environment is the template's)
         self.capability: str | None = None  # the kernels it was told to use (None: its own choice)
         self.chosen: str | None = None  # the kernels its zygotes reported using
@@ -135,13 +159,13 @@ class ZygoteTemplate:
         self._control: socket.socket | None = None
         self._lock = threading.RLock()
         self._waiting: collections.deque[ForkedZygote] = collections.deque()
-        self.users: set[int] = set()  # ids of the zygotes started from it and not closed
+        self._users: set[int] = set()  # ids of the zygotes forked from it and not released
 
     @classmethod
-    def attached(cls, control: socket.socket, marker: str, home: Path, environment: Any) -> ZygoteTemplate:
+    def attached(cls, control: socket.socket, marker: str, home: Path) -> ZygoteTemplate:
         """The handle of another process's template, reached through a socket from its :meth:`client`; should that
         template be gone, or run other kernels than this process needs, this handle starts a template of its own."""
-        template = cls(home, environment)
+        template = cls(home)
         template._control, template.marker = control, marker
         return template
 
@@ -174,14 +198,14 @@ class ZygoteTemplate:
                 self.process = subprocess.Popen(
                     [sys.executable, "-I", "-c", _TEMPLATE, str(PACKAGE_ROOT), str(theirs.fileno())],
                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                    cwd=str(self.home), env=self._environment(str(self.home), self.marker, capability),
+                    cwd=str(self.home), env=scrubbed_environment(str(self.home), self.marker, capability),
                     pass_fds=(theirs.fileno(),), start_new_session=True)
             finally:
                 theirs.close()
             self._control = ours
 
-    def fork_zygote(self, home: Path, capability: str | None, warm_up: bool) -> ForkedZygote:
-        """Ask for a zygote with ``home`` as its home; returns at once.
+    def fork_zygote(self, user: object, home: Path, capability: str | None, warm_up: bool) -> ForkedZygote:
+        """Ask for a zygote with ``home`` as its home, for ``user`` (which :meth:`release` s it); returns at once.
 
         The template is started if it is not running, and started again if it is known to run other kernels than
         ``capability`` (None: whichever it chose, as the zygotes' handshake then checks).
@@ -190,12 +214,13 @@ class ZygoteTemplate:
             running_on = self.capability or self.chosen
             if not self.alive() or (capability is not None and running_on is not None and running_on != capability):
                 self.start(capability)
+            self._users.add(id(user))
             stdin_read, stdin_write = os.pipe()
             stdout_read, stdout_write = os.pipe()
             forked = ForkedZygote(self, stdin_write, stdout_read)
             try:
                 for attempt in range(2):
-                    request = {"environment": self._environment(str(home), self.marker, capability),
+                    request = {"environment": scrubbed_environment(str(home), self.marker, capability),
                                "cwd": str(home), "warm_up": warm_up}
                     try:
                         socket.send_fds(self._control, [json.dumps(request).encode()], [stdin_read, stdout_write])
@@ -242,6 +267,13 @@ class ZygoteTemplate:
                         self._fail_waiting("the zygote template exited")
                     continue
                 waiting.answered(pid, fds[0] if fds else None)
+
+    def release(self, user: object) -> None:
+        """``user`` has stopped its zygote: close the template when no other user's zygote is left."""
+        with self._lock:
+            self._users.discard(id(user))
+            if not self._users:
+                self.close()
 
     def _fail_waiting(self, why: str) -> None:
         while self._waiting:

@@ -26,8 +26,10 @@ import signal
 import socket
 from typing import Any, NoReturn
 
-from autograder.sandbox import linux, zygote
-from autograder.sandbox.procfs import children_of
+import torch
+
+from autograder.sandbox import linux, zygote  # noqa: F401 - imported once here, for every zygote forked
+from autograder.sandbox.procfs import children_of, private_memory
 
 MAX_REQUEST = 1 << 16
 
@@ -73,8 +75,7 @@ def serve(control_fd: int) -> NoReturn:
                     control.send(b'{"error": "malformed request"}')
                     continue
                 if request.get("warm_up") and not warmed:  # a zygote that serves many jobs (a batch's)
-                    zygote.warm_up()  # once here, inherited by every later zygote instead of paid by each
-                    zygote.collapse_for_forks()
+                    warm_up()  # once here, inherited by every later zygote instead of paid by each
                     warmed = True
                 pid = os.fork()
                 if pid == 0:
@@ -92,6 +93,21 @@ def serve(control_fd: int) -> NoReturn:
                     for fd in pidfds:
                         os.close(fd)
             _reap(zygotes)
+
+
+def warm_up() -> None:
+    """Pay torch's lazy imports here once (the first optimizer step imports torch._dynamo, seconds) rather than in
+    every forked job; touches no random state. Then back this process's private memory (about 200 MB after torch's
+    import) with transparent huge pages, so each fork copies about 7,000 page-table entries instead of 50,000 and
+    each job's exit unmaps as few (17-19 CPU ms less per job); a job writing to such a page still copies 4 KiB of
+    it, so its private memory is unchanged. Both cost 1.5-1.8 CPU s once: worth it for the zygotes of a batch,
+    which run hundreds of jobs, not for those of one submission, which run a dozen (docs/BATCH.md, "The cost per
+    job"). Every zygote forked afterwards shares what this did."""
+    parameter = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.AdamW([parameter], lr=0.1)
+    (parameter * 2).sum().backward()
+    optimizer.step()
+    linux.collapse_huge_pages(private_memory())
 
 
 def _parse(data: bytes, fds: list[int]) -> dict[str, Any] | None:

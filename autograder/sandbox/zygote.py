@@ -23,7 +23,7 @@ from autograder.sandbox import linux
 from autograder.sandbox.job import forget_trusted_side, start_job
 from autograder.sandbox.linux import prctl_quietly
 from autograder.sandbox.plan import Plan
-from autograder.sandbox.procfs import children_of, private_memory
+from autograder.sandbox.procfs import children_of
 from autograder.sandbox.tiers import TIERS
 
 
@@ -112,8 +112,6 @@ def main(config: dict[str, Any] | None = None, pidns: bool = False, note: str = 
     if note:
         plan.notes["namespaces"] = note
     _detect(plan)
-    if config.get("warm_up", True):
-        warm_up()
     share_with_jobs()
     channel.write(json.dumps({"ready": True, "isolation": plan.summary(), "capability": capability}) + "\n")
     while True:
@@ -130,15 +128,6 @@ def main(config: dict[str, Any] | None = None, pidns: bool = False, note: str = 
         report(_run_one(job, plan, report=report, deadline=None))
 
 
-def warm_up() -> None:
-    """Pay torch's lazy imports here once (the first optimizer step imports torch._dynamo, seconds) rather than
-    in every forked job; touches no random state."""
-    parameter = torch.nn.Parameter(torch.zeros(1))
-    optimizer = torch.optim.AdamW([parameter], lr=0.1)
-    (parameter * 2).sum().backward()
-    optimizer.step()
-
-
 def share_with_jobs() -> None:
     """Make every later fork cheaper; called once, when the zygote is ready to serve jobs.
 
@@ -151,22 +140,12 @@ def share_with_jobs() -> None:
       alive for the whole job anyway, are exempt, which changes no result. A full collection in a job costs
       0.5 CPU ms instead of 235 (the training job without warm-up runs two: 270 CPU ms and 20 MB less).
 
-    Huge pages, which make each fork cheaper still, are made by the template before it forks a warmed-up zygote
-    (:func:`collapse_for_forks`), never here: collapsing the pages a zygote shares with its template would copy
-    them.
+    The warm-up and the huge pages, which make each fork cheaper still, are the template's, done once before it
+    forks a zygote of a batch (:func:`autograder.sandbox.template.warm_up`), never here: a zygote shares those
+    pages with its template, and writing to them (an optimizer step, a collapse) would copy them.
     """
     forget_trusted_side()
     gc.freeze()
-
-
-def collapse_for_forks() -> None:
-    """Back this process's private memory (about 200 MB after torch's import) with transparent huge pages, so each
-    fork copies about 7,000 page-table entries instead of 50,000 and each job's exit unmaps as few (17-19 CPU ms
-    less per job); a job writing to such a page still copies 4 KiB of it, so its private memory is unchanged. It
-    costs 0.3-0.6 CPU s once: worth it for the zygotes of a batch, which run hundreds of jobs, not for those of one
-    submission, which run a dozen (docs/BATCH.md, "The cost per job"). Called by the template, once, after its
-    warm-up: every zygote forked from it shares the huge pages."""
-    linux.collapse_huge_pages(private_memory())
 
 
 def _run_one(job: dict[str, Any], plan: Plan, report: Any, deadline: float | None) -> dict[str, Any]:

@@ -104,12 +104,12 @@ def test_closing_the_last_zygote_stops_the_template_and_everything_it_forked(scr
 
 def test_another_process_forks_its_zygotes_from_a_shared_template_and_outlives_it(scratch, work):
     """A batch's workers reach the parent's template through a socket each (here in one process for brevity)."""
-    from autograder.sandbox.host import Zygote, scrubbed_environment
+    from autograder.sandbox.host import Zygote
     from autograder.sandbox.spawner import ZygoteTemplate
 
-    owner = ZygoteTemplate(scratch / "owner", scrubbed_environment)
+    owner = ZygoteTemplate(scratch / "owner")
     owner.start(None)
-    attached = ZygoteTemplate.attached(owner.client(), owner.marker, scratch / "mine", scrubbed_environment)
+    attached = ZygoteTemplate.attached(owner.client(), owner.marker, scratch / "mine")
     worker = Zygote(scratch / "worker", template=attached)
     try:
         assert values(run(worker, work, "t.chatty", scratch)) == {"ok": True}
@@ -130,14 +130,14 @@ def test_another_process_forks_its_zygotes_from_a_shared_template_and_outlives_i
 def test_a_batchs_workers_share_the_pools_template(scratch, work):
     """Each worker of a batch gets its own way into one template, which the pool stops at its end."""
     from autograder.batch.pool import WorkerPool
-    from autograder.sandbox.host import Zygote, scrubbed_environment
+    from autograder.sandbox.host import Zygote
     from autograder.sandbox.spawner import ZygoteTemplate
     from autograder.spec.assignment import load_assignment
 
     pool = WorkerPool(load_assignment("assignment2"), 2, 60.0, None)
     shared = [pool._shared_template() for _ in range(2)]
     zygotes = [Zygote(scratch / f"batch-{i}", template=ZygoteTemplate.attached(
-        s.control, s.marker, scratch / f"batch-{i}" / "template", scrubbed_environment)) for i, s in enumerate(shared)]
+        s.control, s.marker, scratch / f"batch-{i}" / "template")) for i, s in enumerate(shared)]
     try:
         for zygote in zygotes:
             assert values(run(zygote, work, "t.chatty", scratch)) == {"ok": True}
