@@ -38,7 +38,7 @@ from autograder.reports.gradescope import render_gradescope
 from autograder.reports.json_report import render_json
 from autograder.reports.junit import render_junit
 from autograder.reports.text import render_text
-from autograder.sandbox.host import MARKER_VARIABLE
+from autograder.protocol import MARKER_VARIABLE
 from autograder.sandbox.tiers import TIERS
 from autograder.spec.assignment import load_assignment
 from autograder.submission.intake import prepare_submission
