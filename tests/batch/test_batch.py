@@ -536,8 +536,9 @@ def test_class_report(graded_class: tuple[Path, Path, object]) -> None:
 def test_resume_after_kill(tmp_path: Path) -> None:
     subs = tmp_path / "subs"
     total = 8
-    for index in range(total):
-        write_submission(subs / f"s{index}", None if index % 2 else reference_ops("x * factor", "x - factor"))
+    for index in range(total):  # s1, graded when the batch is killed, sleeps in each job: it is still in flight
+        write_submission(subs / f"s{index}", "import time\ntime.sleep(3)\n" + reference_ops() if index == 1
+                         else None if index % 2 else reference_ops("x * factor", "x - factor"))
     db = tmp_path / "gradebook.db"
     command = [sys.executable, "-m", "autograder.cli", "grade-all", "mini", str(subs), "--jobs", "1",
                "--gradebook", str(db)]
@@ -553,6 +554,13 @@ def test_resume_after_kill(tmp_path: Path) -> None:
     process.wait()
     done_before = _recorded(db)
     assert 1 <= done_before < total
+    # Nothing of the killed batch outlives it, not even the worker grading s1: its workers (forks of a fork server,
+    # not its children), the fork server, the zygote template and the zygotes all carry the test's TMPDIR (the
+    # zygotes a folder below it).
+    deadline = time.monotonic() + 5
+    while _left_behind(tmp_path):
+        assert time.monotonic() < deadline, f"processes outlived the killed batch: {_left_behind(tmp_path)}"
+        time.sleep(0.1)
 
     rerun = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
@@ -560,6 +568,24 @@ def test_resume_after_kill(tmp_path: Path) -> None:
     assert rows(db, "SELECT COUNT(*), COUNT(DISTINCT student) FROM submissions") == [(total, total)]
     assert rows(db, "SELECT COUNT(*) FROM current") == [(total,)]
     assert rows(db, "SELECT DISTINCT status FROM submissions") == [(GRADED,)]
+
+
+def _left_behind(tmp_path: Path) -> list[str]:
+    """The command lines of running processes whose TMPDIR is ``tmp_path`` or a folder below it."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if state != "Z" and any(v == f"TMPDIR={tmp_path}".encode() or v.startswith(f"TMPDIR={tmp_path}/".encode())
+                                for v in environ):
+            found.append(f"{entry.name}: {command[:120]}")
+    return found
 
 
 def _recorded(db: Path) -> int:
