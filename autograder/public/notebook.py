@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -65,6 +66,8 @@ def kernel_cells() -> list[Cell]:
 
 def in_kernel() -> bool:
     """Whether this code runs inside a Jupyter kernel (JupyterLab, Colab, VS Code), not a script or a terminal."""
+    if "IPython" not in sys.modules:  # a kernel imported it long before this; importing it here costs 0.3 s
+        return False
     try:
         from IPython import get_ipython
     except ImportError:

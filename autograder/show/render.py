@@ -6,7 +6,7 @@ import importlib
 import queue
 import shutil
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -145,12 +145,13 @@ def _render(spec: Assignment, prepared: PreparedSubmission, out: Path | str | No
         catalog = load_catalog(spec)
         _prepare_folder(folder, catalog)
         kept = _cache(folder, spec, catalog, prepared) if cache else None
-        arrived: queue.SimpleQueue[tuple[str, ProbeResult]] = queue.SimpleQueue()
+        arrived: queue.SimpleQueue[tuple[str, ProbeResult] | None] = queue.SimpleQueue()
         redrawn: set[str] = set()
         with ThreadPoolExecutor(1) as pool:
             running = pool.submit(run_probes, spec, catalog, prepared, workers, lambda *item: arrived.put(item),
                                   zygotes or own, kept)
-            drawn = _draw_as_they_arrive(catalog, arrived, running, folder, kept, redrawn)
+            running.add_done_callback(lambda _: arrived.put(None))  # the last draw need not wait out a poll
+            drawn = _draw_as_they_arrive(catalog, arrived, folder, kept, redrawn)
         outcome = running.result()
         panels = [drawn.get(figure.name) or _draw(figure, outcome.probes.get(figure.probe.name), folder, kept,
                                                   redrawn)
@@ -187,21 +188,21 @@ def _check_folder(folder: Path, given: bool) -> None:
         raise GraderError(f"{exc}; choose another with --out") from None
 
 
-def _draw_as_they_arrive(catalog: Catalog, arrived: queue.SimpleQueue[tuple[str, ProbeResult]],
-                         running: Future, folder: Path, kept: FigureCache | None, redrawn: set[str]
-                         ) -> dict[str, Panel]:
+def _draw_as_they_arrive(catalog: Catalog, arrived: queue.SimpleQueue[tuple[str, ProbeResult] | None],
+                         folder: Path, kept: FigureCache | None, redrawn: set[str]) -> dict[str, Panel]:
     """Draw each figure as soon as its probe's result arrives, while the slower probes still run (the parent's
-    drawing overlaps the sandbox's work instead of following it)."""
+    drawing overlaps the sandbox's work instead of following it); None in ``arrived`` says the run has ended."""
     drawn: dict[str, Panel] = {}
     while True:
         try:
-            name, result = arrived.get(timeout=POLL_SECONDS)
+            item = arrived.get(timeout=POLL_SECONDS)
         except queue.Empty:
-            if running.done() and arrived.empty():
-                return drawn
             # A probe is running, so a figure will be drawn: load matplotlib while waiting, not after the result.
             importlib.import_module(".draw", __package__)
             continue
+        if item is None:  # every result was put before the run ended
+            return drawn
+        name, result = item
         for figure in (f for f in catalog.figures if f.probe.name == name):
             drawn[figure.name] = _draw(figure, result, folder, kept, redrawn)
 
