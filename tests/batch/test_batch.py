@@ -11,6 +11,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -95,6 +96,8 @@ class FakeGrader:
             time.sleep(120)
         if "RAISE" in text:
             raise RuntimeError("boom")
+        if "ENVIRONMENT" in text:  # what the worker sees of its environment, as the outcome's message
+            raise RuntimeError(f"mark={os.environ.get('GRADER_TEST_MARK')} tmp={tempfile.gettempdir()}")
         score = 1.0 if "GOOD" in text else 0.0
         checks = [CheckResult("scale.values", "scale values", 1.0, "passed" if score else "failed",
                               "" if score else "wrong values", "" if score else "multiply, do not add")]
@@ -353,6 +356,18 @@ def test_misbehaving_submissions_never_stop_the_batch(tmp_path: Path) -> None:
     (subs / "c_hang" / "mini" / "ops.py").write_text("# GOOD\n")
     retried = grade_all(mini(), subs, fake_options(db, retry_errors=True, submission_timeout=3.0), progress=None)
     assert sorted(s for s, _ in retried.graded) == ["b_crash", "c_hang", "d_raise", "g_empty", "h_badzip"]
+
+
+def test_workers_take_the_batch_s_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers are forks of a fork server started once per process: each must still see the environment of the
+    batch that starts it (as a spawned worker did), not the one the server was started with."""
+    write_submission(tmp_path / "subs" / "a", "# ENVIRONMENT\n")
+    grade_all(mini(), tmp_path / "subs", fake_options(tmp_path / "first.db"), progress=None)  # the server runs
+    (tmp_path / "later").mkdir()
+    monkeypatch.setenv("GRADER_TEST_MARK", "set-after-the-server-started")
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "later"))
+    summary = grade_all(mini(), tmp_path / "subs", fake_options(tmp_path / "second.db"), progress=None)
+    assert f"mark=set-after-the-server-started tmp={tmp_path / 'later'}" in dict(summary.graded)["a"].message
 
 
 def test_a_grader_that_cannot_start_is_one_error(tmp_path: Path) -> None:
