@@ -188,9 +188,11 @@ def _worker_rss_mb(grader: Any) -> float | None:
 
 def worker_context() -> Any:
     """How workers start: forks of one fork server that has imported torch and the grader (``batch/preload.py``),
-    started on the first worker; each worker then costs a fork and its grader's own set-up, not an interpreter and
-    a torch import (about 2 CPU seconds). The server is a fresh interpreter like a spawned worker (nothing of this
-    process's state is inherited), and it outlives this batch only until this process ends."""
+    started on the first worker; each worker (and each replacement of one that died) then costs a fork and its
+    grader's own set-up, not an interpreter and a torch import (about 1.5 CPU seconds), and shares torch's pages
+    with the others. The server is a fresh interpreter like a spawned worker (nothing of this process's state is
+    inherited; each worker takes this process's environment, see :func:`_worker_main`), and it ends once this
+    process and its workers have."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["autograder.batch.preload"])
     return context
