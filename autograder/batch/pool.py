@@ -8,8 +8,6 @@ import os
 import shutil
 import signal
 import socket
-import tempfile
-import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -90,16 +88,14 @@ def _default_grader(assignment: Assignment, shared: SharedTemplate | None = None
         raise
 
 
-def _worker_main(conn: Connection, assignment: Assignment, factory: GraderFactory | None,
-                 shared: SharedTemplate | None = None, environment: dict[str, str] | None = None) -> None:
+def _worker_main(conn: Connection, assignment: Assignment, factory: GraderFactory | None, parent: int,
+                 shared: SharedTemplate | None = None) -> None:
     """A grading worker: build one grader, then grade every job the parent sends until it sends None."""
-    if environment is not None:  # the batch's own, as a spawned worker had: the fork server's is from its start
-        os.environ.clear()
-        os.environ.update(environment)
-        tempfile.tempdir = None  # computed again from TMPDIR
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, _exit_now)
-    threading.Thread(target=_stop_when_gone, args=(multiprocessing.parent_process(),), daemon=True).start()
+    _die_with_parent()
+    if os.getppid() != parent:
+        return
     try:
         grader = factory(assignment) if factory is not None else _default_grader(assignment, shared)
     except BaseException as exc:  # noqa: BLE001 - report any failure to build the grader, then stop
@@ -136,14 +132,14 @@ def _exit_now(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)
 
 
-def _stop_when_gone(batch: Any) -> None:
-    """SIGTERM this worker as soon as the batch's process is gone (even after a kill -9), so no worker outlives
-    its batch. A worker is the fork server's child, not the batch's, so the kernel's parent-death signal would
-    wait for the fork server, which lives as long as any worker holds its pipe: the batch's end of the worker's
-    own pipe is watched instead (multiprocessing's parent sentinel)."""
-    if batch is not None:
-        batch.join()
-    os.kill(os.getpid(), signal.SIGTERM)
+def _die_with_parent() -> None:
+    """Ask Linux to send SIGTERM when the parent dies (e.g. ``kill -9``), so no worker outlives its batch."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
 
 
 def grade_one(grader: Any, path: Path, assignment: Assignment, prepared: PreparedSubmission | None = None) -> Outcome:
@@ -186,26 +182,13 @@ def _worker_rss_mb(grader: Any) -> float | None:
     return round(sum(known), 1) if known else None
 
 
-def worker_context() -> Any:
-    """How workers start: forks of one fork server that has imported torch and the grader (``batch/preload.py``),
-    started on the first worker; each worker (and each replacement of one that died) then costs a fork and its
-    grader's own set-up, not an interpreter and a torch import (about 1.5 CPU seconds), and shares torch's pages
-    with the others. The server is a fresh interpreter like a spawned worker (nothing of this process's state is
-    inherited; each worker takes this process's environment, see :func:`_worker_main`), and it ends once this
-    process and its workers have."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["autograder.batch.preload"])
-    return context
-
-
 class _Worker:
     """The parent's handle on one worker process."""
 
     def __init__(self, context: Any, assignment: Assignment, factory: GraderFactory | None,
                  shared: SharedTemplate | None = None) -> None:
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker_main, args=(child, assignment, factory, shared,
-                                                                     dict(os.environ)),
+        self.process = context.Process(target=_worker_main, args=(child, assignment, factory, os.getpid(), shared),
                                        daemon=True, name="grader-worker")
         self.process.start()
         child.close()
@@ -262,7 +245,7 @@ class WorkerPool:
         self.jobs = jobs
         self.timeout = timeout
         self.factory = factory
-        self.context = worker_context()
+        self.context = multiprocessing.get_context("spawn")
         self.workers: list[_Worker] = []
         self.startup_failures = 0
         self.on_figures: FiguresDone = lambda job, result: None

@@ -359,15 +359,15 @@ def test_misbehaving_submissions_never_stop_the_batch(tmp_path: Path) -> None:
 
 
 def test_workers_take_the_batch_s_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Workers are forks of a fork server started once per process: each must still see the environment of the
-    batch that starts it (as a spawned worker did), not the one the server was started with."""
+    """A worker sees the environment of the batch that starts it, even after an earlier batch in the same process
+    (a process that starts workers once and forks them later, like multiprocessing's fork server, would not)."""
     write_submission(tmp_path / "subs" / "a", "# ENVIRONMENT\n")
-    grade_all(mini(), tmp_path / "subs", fake_options(tmp_path / "first.db"), progress=None)  # the server runs
+    grade_all(mini(), tmp_path / "subs", fake_options(tmp_path / "first.db"), progress=None)
     (tmp_path / "later").mkdir()
-    monkeypatch.setenv("GRADER_TEST_MARK", "set-after-the-server-started")
+    monkeypatch.setenv("GRADER_TEST_MARK", "set-after-the-first-batch")
     monkeypatch.setenv("TMPDIR", str(tmp_path / "later"))
     summary = grade_all(mini(), tmp_path / "subs", fake_options(tmp_path / "second.db"), progress=None)
-    assert f"mark=set-after-the-server-started tmp={tmp_path / 'later'}" in dict(summary.graded)["a"].message
+    assert f"mark=set-after-the-first-batch tmp={tmp_path / 'later'}" in dict(summary.graded)["a"].message
 
 
 def test_a_grader_that_cannot_start_is_one_error(tmp_path: Path) -> None:
@@ -565,13 +565,15 @@ def test_resume_after_kill(tmp_path: Path) -> None:
         assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
         assert time.monotonic() < deadline, "no submission was recorded in time"
         time.sleep(0.02)
+    # While it runs, nothing of the batch listens on a socket with a path: in the weaker isolation tiers a job runs
+    # as the grader's user and could connect to it (multiprocessing's fork server, for one, runs what it is sent).
+    assert not _listening_path_sockets(set(_left_behind(tmp_path)))
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     done_before = _recorded(db)
     assert 1 <= done_before < total
-    # Nothing of the killed batch outlives it, not even the worker grading s1: its workers (forks of a fork server,
-    # not its children), the fork server, the zygote template and the zygotes all carry the test's TMPDIR (the
-    # zygotes a folder below it).
+    # Nothing of the killed batch outlives it, not even the worker grading s1: its workers, the zygote template
+    # and the zygotes all carry the test's TMPDIR (the zygotes a folder below it).
     deadline = time.monotonic() + 5
     while _left_behind(tmp_path):
         assert time.monotonic() < deadline, f"processes outlived the killed batch: {_left_behind(tmp_path)}"
@@ -585,9 +587,26 @@ def test_resume_after_kill(tmp_path: Path) -> None:
     assert rows(db, "SELECT DISTINCT status FROM submissions") == [(GRADED,)]
 
 
-def _left_behind(tmp_path: Path) -> list[str]:
-    """The command lines of running processes whose TMPDIR is ``tmp_path`` or a folder below it."""
+def _listening_path_sockets(pids: set[int]) -> list[str]:
+    """The listening Unix sockets with a filesystem path that any of ``pids`` holds, as ``pid: path``."""
+    listening = {}
+    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:  # Num RefCount Protocol Flags Type St Inode Path
+        fields = line.split()
+        if len(fields) >= 8 and int(fields[3], 16) & 0x10000 and not fields[7].startswith("@"):  # __SO_ACCEPTCON
+            listening[f"socket:[{fields[6]}]"] = fields[7]
     found = []
+    for pid in pids:
+        try:
+            links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+        except OSError:
+            continue
+        found += [f"{pid}: {listening[link]}" for link in links if link in listening]
+    return found
+
+
+def _left_behind(tmp_path: Path) -> dict[int, str]:
+    """The command lines of running processes whose TMPDIR is ``tmp_path`` or a folder below it, by pid."""
+    found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
@@ -599,7 +618,7 @@ def _left_behind(tmp_path: Path) -> list[str]:
             continue
         if state != "Z" and any(v == f"TMPDIR={tmp_path}".encode() or v.startswith(f"TMPDIR={tmp_path}/".encode())
                                 for v in environ):
-            found.append(f"{entry.name}: {command[:120]}")
+            found[int(entry.name)] = command[:120]
     return found
 
 
