@@ -1,7 +1,10 @@
-"""Shared fixtures for the grader's own tests: the repository's paths and the assignment3 declaration."""
+"""Shared fixtures for the grader's own tests: the repository's paths, the assignment3 declaration, and what a
+running command's processes listen on."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,8 +28,6 @@ def assignment3() -> Assignment:
 def private_reference_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every test (and every grader process it starts) keeps persisted reference outputs in one temporary folder,
     never in the user's ~/.cache (autograder.judge.refcache)."""
-    import os
-
     folder = tmp_path_factory.mktemp("reference-store")
     previous = os.environ.get("GRADER_CACHE_DIR")
     os.environ["GRADER_CACHE_DIR"] = str(folder)
@@ -35,3 +36,48 @@ def private_reference_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
         os.environ.pop("GRADER_CACHE_DIR", None)
     else:
         os.environ["GRADER_CACHE_DIR"] = previous
+
+
+@pytest.fixture
+def path_sockets() -> Callable[[int], list[str]]:
+    """``path_sockets(pid)``: the Unix sockets with a filesystem path on which ``pid`` or a process below it
+    listens, as ``"pid: path"``. None may exist: in the ``rlimits`` and ``landlock`` tiers a job runs as the
+    grader's user, Landlock does not mediate ``connect()`` to such a socket, and ``/proc/self/net/unix`` names it
+    (docs/SECURITY.md)."""
+    return lambda pid: _listening_path_sockets(_process_tree(pid))
+
+
+def _process_tree(root: int) -> set[int]:
+    """``root`` and every process below it (by parent pid: zygotes in their own PID namespaces included)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    tree, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        if pid not in tree:
+            tree.add(pid)
+            todo += children.get(pid, [])
+    return tree
+
+
+def _listening_path_sockets(pids: set[int]) -> list[str]:
+    """The listening Unix sockets with a filesystem path that any of ``pids`` holds, as ``pid: path``."""
+    listening = {}
+    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:  # Num RefCount Protocol Flags Type St Inode Path
+        fields = line.split()
+        if len(fields) >= 8 and int(fields[3], 16) & 0x10000 and not fields[7].startswith("@"):  # __SO_ACCEPTCON
+            listening[f"socket:[{fields[6]}]"] = fields[7]
+    found = []
+    for pid in sorted(pids):
+        try:
+            links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+        except OSError:
+            continue
+        found += [f"{pid}: {listening[link]}" for link in links if link in listening]
+    return found

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -548,7 +549,7 @@ def test_class_report(graded_class: tuple[Path, Path, object]) -> None:
 
 
 @pytest.mark.slow
-def test_resume_after_kill(tmp_path: Path) -> None:
+def test_resume_after_kill(tmp_path: Path, path_sockets: Callable[[int], list[str]]) -> None:
     subs = tmp_path / "subs"
     total = 8
     for index in range(total):  # s1, graded when the batch is killed, sleeps in each job: it is still in flight
@@ -567,7 +568,7 @@ def test_resume_after_kill(tmp_path: Path) -> None:
         time.sleep(0.02)
     # While it runs, nothing of the batch listens on a socket with a path: in the weaker isolation tiers a job runs
     # as the grader's user and could connect to it (multiprocessing's fork server, for one, runs what it is sent).
-    assert not _listening_path_sockets(set(_left_behind(tmp_path)))
+    assert not path_sockets(process.pid)
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     done_before = _recorded(db)
@@ -585,23 +586,6 @@ def test_resume_after_kill(tmp_path: Path) -> None:
     assert rows(db, "SELECT COUNT(*), COUNT(DISTINCT student) FROM submissions") == [(total, total)]
     assert rows(db, "SELECT COUNT(*) FROM current") == [(total,)]
     assert rows(db, "SELECT DISTINCT status FROM submissions") == [(GRADED,)]
-
-
-def _listening_path_sockets(pids: set[int]) -> list[str]:
-    """The listening Unix sockets with a filesystem path that any of ``pids`` holds, as ``pid: path``."""
-    listening = {}
-    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:  # Num RefCount Protocol Flags Type St Inode Path
-        fields = line.split()
-        if len(fields) >= 8 and int(fields[3], 16) & 0x10000 and not fields[7].startswith("@"):  # __SO_ACCEPTCON
-            listening[f"socket:[{fields[6]}]"] = fields[7]
-    found = []
-    for pid in pids:
-        try:
-            links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
-        except OSError:
-            continue
-        found += [f"{pid}: {listening[link]}" for link in links if link in listening]
-    return found
 
 
 def _left_behind(tmp_path: Path) -> dict[int, str]:

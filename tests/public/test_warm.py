@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -148,7 +149,7 @@ class Lines:
 
 
 @pytest.mark.slow
-def test_watch_reruns_on_a_save_what_changed_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+def test_watch_reruns_on_a_save_what_changed_and_stops_on_ctrl_c(tmp_path: Path, path_sockets: Callable) -> None:
     package = work_from_reference("assignment3", tmp_path)
     process = subprocess.Popen([sys.executable, "-m", "autograder.cli", "check", "assignment3", str(package),
                                 "--watch", "--task", "causal_mask", "--task", "attention", "--task", "head_split"],
@@ -157,6 +158,7 @@ def test_watch_reruns_on_a_save_what_changed_and_stops_on_ctrl_c(tmp_path: Path)
         lines = Lines(process.stdout)
         first = "".join(lines.until(r"^watching the 6 files of .* for saves \(Ctrl-C to stop\)$"))
         assert first.count("passed") == 3, first
+        assert not path_sockets(process.pid)  # the warm worker is reached through an inherited socket only
         edit(package / "attention.py", *BROKEN_MASK)
         assert lines.until(r"saved") == ["\n", "attention.py saved: re-running causal_mask, attention\n"]
         rerun = "".join(lines.until(r"^Next: "))

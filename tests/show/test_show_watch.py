@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from test_show_cache import SOFTMAX_USERS, _edit_softmax  # noqa: E402 - which p
 
 
 @pytest.mark.slow
-def test_watch_redraws_on_a_save_only_the_figures_whose_code_changed(tmp_path: Path) -> None:
+def test_watch_redraws_on_a_save_only_the_figures_whose_code_changed(tmp_path: Path, path_sockets: Callable) -> None:
     a2 = load_assignment("assignment2")
     package = tmp_path / "work" / a2.package
     shutil.copytree(a2.reference, package, ignore=shutil.ignore_patterns("__pycache__"))
@@ -34,6 +35,7 @@ def test_watch_redraws_on_a_save_only_the_figures_whose_code_changed(tmp_path: P
         assert re.search(r"^assignment2: 4 of 4 figures drawn in [\d.]+ s$", first, re.M), first
         page = package.parent / f"{a2.package}-figures" / "index.html"
         assert f"page: {page}" in first and page.is_file()
+        assert not path_sockets(process.pid)  # the kept workers are reached through pipes only
 
         _edit_softmax(package, "x = np.asarray(x)")  # a change of softmax's code, not of what it returns
         assert lines.until(r"saved") == ["\n", "numpy_attention.py saved: redrawing\n"]
