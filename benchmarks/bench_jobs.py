@@ -211,7 +211,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="gradings of the reference on one zygote (0 skips)")
     parser.add_argument("--grades", type=int, default=3, help="runs of `grader grade` (0 skips)")
     parser.add_argument("--no-warm-up", action="store_true",
-                        help="a zygote as `grader grade` and `grader show` start it (no warm-up), not as grade-all does")
+                        help="a zygote as `grader grade` and `grader show` start it (no warm-up), not as grade-all "
+                             "does")
     args = parser.parse_args()
 
     from autograder.grading.grader import Grader

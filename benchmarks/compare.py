@@ -19,9 +19,8 @@ Printed per command: each commit's median wall seconds and CPU seconds of the wh
 cgroup where one can be made; CPU time is the figure a shared machine disturbs least), the ratios B / A, and the
 highest load average before a run, each run first waiting (``--settle``, 90 s at most) for the previous run's own
 load to fall to 2; a ratio measured under a load above 2, the machine's other work, is marked
-(benchmarks/figures.py). Each ratio is
-also printed as a figure (the CPU ratio beside its regression threshold, 1.1), so ``GRADER_BENCH_RECORD=FILE``
-records them for the README's table like every benchmark's figures.
+(benchmarks/figures.py). Each ratio is also printed as a figure (the CPU ratio beside its regression threshold,
+1.1), so ``GRADER_BENCH_RECORD=FILE`` records them for the README's table like every benchmark's figures.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.sandbox.procfs import descendants
 from autograder.spec.assignment import Assignment, load_assignment
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,26 +45,7 @@ def path_sockets() -> Callable[[int], list[str]]:
     listens, as ``"pid: path"``. None may exist: in the ``rlimits`` and ``landlock`` tiers a job runs as the
     grader's user, Landlock does not mediate ``connect()`` to such a socket, and ``/proc/self/net/unix`` names it
     (docs/SECURITY.md)."""
-    return lambda pid: _listening_path_sockets(_process_tree(pid))
-
-
-def _process_tree(root: int) -> set[int]:
-    """``root`` and every process below it (by parent pid: zygotes in their own PID namespaces included)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    tree, todo = set(), [root]
-    while todo:
-        pid = todo.pop()
-        if pid not in tree:
-            tree.add(pid)
-            todo += children.get(pid, [])
-    return tree
+    return lambda pid: _listening_path_sockets({pid, *descendants(pid)})  # zygotes in their PID namespaces too
 
 
 def _listening_path_sockets(pids: set[int]) -> list[str]:

@@ -2,9 +2,9 @@
 
 Forked from a template process started as ``python -I`` (no user site, no environment variables, no current folder
 on the path; ``autograder.sandbox.template``), through ``autograder.sandbox.boot``, which makes the zygote PID 1 of
-its own PID namespace where the kernel allows it. The zygote imports torch once and never runs student code. At start it reads a configuration line, tries
-each isolation feature in a throw-away trial job and reports the features that work (``autograder.sandbox.tiers``
-names the tiers). Then, for each job read from stdin, it forks one process that
+its own PID namespace where the kernel allows it. The zygote shares the torch its template imported once and never
+runs student code. At start it reads a configuration line, tries each isolation feature in a throw-away trial job
+and reports the features that work (``autograder.sandbox.tiers`` names the tiers). Then, for each job read from stdin, it forks one process that
 
 * reads the job's private payload file, opens its output files, enters new mount, network, IPC and UTS namespaces,
   hides the grader's files and other private places behind empty mounts, drops to a separate user (root) or drops

@@ -1,4 +1,4 @@
-"""The one /proc walker: children, descendants, threads of a user, memory, and killing by marker."""
+"""The one /proc walker: children, descendants, threads of a user, memory; and killing a group, a tree or by marker."""
 
 from __future__ import annotations
 
@@ -107,6 +107,16 @@ def descendants(pid: int) -> list[int]:
         found += nxt
         frontier = nxt
     return found
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group ``pid`` leads (a zygote or a job: each has its own session), or the process alone
+    when it leads none (any more); a process already gone is not an error."""
+    for action in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        try:
+            action()
+        except OSError:
+            pass
 
 
 def kill_tree(pid: int) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from autograder.errors import WorkerDied
 from autograder.protocol import MARKER_VARIABLE
-from autograder.sandbox.procfs import kill_marked
+from autograder.sandbox.procfs import kill_group, kill_marked
 from autograder.util.paths import PACKAGE_ROOT
 
 # -I ignores PYTHONPATH, the user site and the current folder; the grader's own folder is added explicitly.
@@ -111,11 +111,7 @@ class ForkedZygote:
         except WorkerDied:
             return
         if self.poll() is None:
-            for action in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
-                try:
-                    action()
-                except OSError:
-                    pass
+            kill_group(pid)
 
     def wait(self, timeout: float | None = None) -> int:
         """Wait until the zygote has exited (its parent, the template, reaps it)."""

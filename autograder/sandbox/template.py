@@ -29,7 +29,7 @@ from typing import Any, NoReturn
 import torch
 
 from autograder.sandbox import linux, zygote  # noqa: F401 - imported once here, for every zygote forked
-from autograder.sandbox.procfs import children_of, private_memory
+from autograder.sandbox.procfs import children_of, kill_group, private_memory
 
 MAX_REQUEST = 1 << 16
 
@@ -166,11 +166,7 @@ def _reap(zygotes: set[int]) -> None:
 def _kill_all(zygotes: set[int]) -> None:
     """Kill every zygote's process group and every orphan, and reap them."""
     for pid in list(zygotes):
-        for action in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
-            try:
-                action()
-            except OSError:
-                pass
+        kill_group(pid)
     for _ in range(100):
         _reap(zygotes)
         if not children_of(os.getpid()):

@@ -23,7 +23,7 @@ from autograder.sandbox import linux
 from autograder.sandbox.job import forget_trusted_side, start_job
 from autograder.sandbox.linux import prctl_quietly
 from autograder.sandbox.plan import Plan
-from autograder.sandbox.procfs import children_of
+from autograder.sandbox.procfs import children_of, kill_group
 from autograder.sandbox.tiers import TIERS
 
 
@@ -208,11 +208,7 @@ def _kill_job(pid: int, plan: Plan) -> None:
             os.kill(-1, signal.SIGKILL)  # as PID 1 of our namespace: every other process in it
         except OSError:
             pass
-    for action in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
-        try:
-            action()
-        except OSError:
-            pass
+    kill_group(pid)
 
 
 def _kill_everything(plan: Plan) -> int:
