@@ -8,6 +8,7 @@ from pathlib import Path
 
 from autograder.errors import ReleaseError
 from autograder.util.paths import PACKAGE_DIR
+from autograder.util.syntax import parse
 
 ROOT_PACKAGE = PACKAGE_DIR.name
 
@@ -57,7 +58,7 @@ def module_file(name: str) -> Path | None:
 
 def imported_names(name: str, path: Path) -> Iterator[str]:
     """Every module a file imports, and every ``module.name`` it imports from one (a submodule, maybe)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    tree = parse(path.read_text(encoding="utf-8"), str(path))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If) and _type_checking(block.test)
                    for statement in block.body for n in ast.walk(statement)}

@@ -13,6 +13,7 @@ from autograder.spec.assignment import MANIFEST, Assignment
 from autograder.spec.manifest import location
 from autograder.spec.mutation import load_mutations
 from autograder.spec.quiz import load_key, load_questions
+from autograder.util.syntax import parse
 
 LETTERS = "abcd"
 
@@ -57,7 +58,7 @@ def reference_name_problems(assignment: Assignment) -> list[str]:
 
 def _top_level_names(path: Path) -> set[str] | None:
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        tree = parse(path.read_text(encoding="utf-8"), str(path))
     except (OSError, SyntaxError, UnicodeDecodeError):
         return None  # the reference's own problem, reported when verify grades it
     names = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,

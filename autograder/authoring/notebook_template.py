@@ -15,6 +15,7 @@ from autograder.spec.quiz import load_questions
 from autograder.submission.notebook.collect import ANSWERS_NAME
 from autograder.submission.notebook.layout import parse_layout
 from autograder.util.paths import display_path
+from autograder.util.syntax import literal_eval, parse
 
 GRADING_NOTE = """## How this notebook is graded
 
@@ -181,7 +182,7 @@ def _summary(layout: Any, name: str) -> str:
     """The first line of a definition's docstring in the template ('see its docstring' when it has none)."""
     text = _definition_text(layout, name)
     try:
-        node = ast.parse(text).body[0] if text else None
+        node = parse(text).body[0] if text else None
     except SyntaxError:
         node = None
     doc = ast.get_docstring(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else None
@@ -211,7 +212,7 @@ def _task_cells(builder: _Builder, assignment: Assignment, template: dict[str, b
 
 def _module_cells(builder: _Builder, layout: Any, owned: set[str]) -> None:
     """A module's heading, then one cell with its imports and constants, then its other (non-task) definitions."""
-    doc = ast.literal_eval(layout.docstring) if layout.docstring else ""
+    doc = literal_eval(layout.docstring) if layout.docstring else ""
     builder.markdown(f"## `{layout.name}.py`\n\n{doc.strip()}", f"module-{layout.name}")
     imports = [line for line in layout.imports if not line.startswith("from .")]
     relative = [line for line in layout.imports if line.startswith("from .")]

@@ -16,6 +16,7 @@ from pathlib import Path
 from autograder.spec.assignment import Assignment
 from autograder.spec.mutation import Mutation
 from autograder.submission.notebook.layout import parse_layout
+from autograder.util.syntax import parse
 
 NOTEBOOK_VARIANT = Mutation(
     id="notebook_decorators_two_levels_down", task="", hint="", edits=(),
@@ -94,7 +95,7 @@ def reference_definitions(assignment: Assignment) -> dict[str, str]:
 def defined_name(source: str) -> str | None:
     """The name a code cell defines when it is one function or class (a stub cell)."""
     try:
-        body = ast.parse(source).body
+        body = parse(source).body
     except SyntaxError:
         return None
     if len(body) == 1 and isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

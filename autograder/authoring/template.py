@@ -18,6 +18,7 @@ from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import load_questions
 from autograder.submission.package import PACKAGE_README
 from autograder.util.paths import display_path
+from autograder.util.syntax import parse
 
 BEGIN = "### BEGIN SOLUTION"
 
@@ -102,7 +103,7 @@ def check_region_blocks(source: str, filename: str, regions: list[Region]) -> No
             its markers.
     """
     try:
-        tree = ast.parse(source, filename=filename)
+        tree = parse(source, filename=filename)
     except SyntaxError as exc:
         raise TemplateError(f"{filename}:{exc.lineno}: the reference does not parse: {exc.msg}") from None
     statements = [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
@@ -161,7 +162,7 @@ def _check_output(cleared: str, filename: str, regions: list[Region]) -> None:
     """The generated text parses, holds no marker text, and every stub sits in a function body."""
     origin = _origin_lines(regions, cleared.count("\n") + 1)
     try:
-        tree = ast.parse(cleared, filename=filename)
+        tree = parse(cleared, filename=filename)
     except SyntaxError as exc:
         line = origin.get(exc.lineno or 0, exc.lineno)
         raise TemplateError(f"{filename}:{line}: the generated stub does not parse: {exc.msg}") from None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import platform
 import shutil
@@ -51,6 +50,7 @@ from autograder.spec.reference import load_package, prune_reference
 from autograder.submission.imports import NOT_IMPORTED, unneeded_modules
 from autograder.submission.intake import prepare_submission
 from autograder.submission.package import PreparedSubmission
+from autograder.util.syntax import parse
 
 
 class Grader:
@@ -308,7 +308,7 @@ def _own_functions_in(task: Task, pruned: dict[str, str]) -> str | None:
     """The first of the task's own functions that a pruned reference defines, or None."""
     for qualified in task.functions:
         module, name = qualified.split(".", 1)
-        tree = ast.parse(pruned.get(module, ""))
+        tree = parse(pruned.get(module, ""))
         if any(getattr(node, "name", None) == name for node in tree.body):
             return qualified
     return None

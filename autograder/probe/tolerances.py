@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.errors import AssignmentError
+from autograder.util.syntax import parse
 
 if TYPE_CHECKING:
     from autograder.judge.compare import Tolerance
@@ -88,7 +89,7 @@ def given_tolerances(path: Path) -> list[GivenTolerance]:
     parameter as ``**kwargs`` or an expression is left to grading, which looks the name up at run time.
     """
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        tree = parse(path.read_text(encoding="utf-8"), str(path))
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return []
     taking = tolerance_parameters()

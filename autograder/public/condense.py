@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from autograder.util.syntax import parse
+
 MAX_LINES = 6
 MAX_WIDTH = 110
 _MISMATCHED = re.compile(r"Mismatched elements: (\d+) / (\d+)")
@@ -122,7 +124,7 @@ def _student_frame(entry: Any, package_dir: Path) -> list[str]:
 def _expected_exception(test_file: Path, lineno: int) -> str | None:
     """The exception a ``with pytest.raises(X)`` around line ``lineno`` of the test file expects, if any."""
     try:
-        tree = ast.parse(test_file.read_text(encoding="utf-8"))
+        tree = parse(test_file.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
         return None
     for node in ast.walk(tree):
@@ -167,7 +169,7 @@ def _is_numpy(value: Any) -> bool:
 def _names(statement: str) -> list[str]:
     """The plain names a statement reads, in order (``mask`` in ``assert mask.dtype == torch.bool``)."""
     try:
-        tree = ast.parse(statement.strip())
+        tree = parse(statement.strip())
     except SyntaxError:
         return []
     return list(dict.fromkeys(n.id for n in ast.walk(tree) if isinstance(n, ast.Name)))
@@ -176,7 +178,7 @@ def _names(statement: str) -> list[str]:
 def _calls(statement: str) -> list[str]:
     """The functions a statement calls, by their written names (``causal_mask`` in ``torch.equal(causal_mask(1), ...)``)."""
     try:
-        tree = ast.parse(statement.strip())
+        tree = parse(statement.strip())
     except SyntaxError:
         return []
     return [ast.unparse(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)]
@@ -186,7 +188,7 @@ def _producer(test_file: Path, lineno: int, name: str) -> str:
     """The function whose result the failing test assigned to ``name`` last before line ``lineno``
     (``causal_mask`` for ``mask = causal_mask(4)``); '' when it was not a call's result."""
     try:
-        tree = ast.parse(test_file.read_text(encoding="utf-8"))
+        tree = parse(test_file.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
         return ""
     functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -274,7 +276,7 @@ def _first_argument(statement: str) -> str:
     """The first argument of the comparison call in a statement (``weights[0, 0]`` in ``assert_close(weights[0, 0],
     expected)``)."""
     try:
-        tree = ast.parse(statement.strip())
+        tree = parse(statement.strip())
     except SyntaxError:
         return ""
     for node in ast.walk(tree):

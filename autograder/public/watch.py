@@ -24,6 +24,7 @@ from autograder.spec.assignment import Assignment
 from autograder.submission.intake import default_work
 from autograder.submission.notebook.read import is_notebook
 from autograder.submission.package import PreparedSubmission
+from autograder.util.syntax import parse
 
 POLL_SECONDS = 0.1  # six stat calls: a tenth of a second costs nothing and feels instant
 REST = "<module>"  # a module's code outside the tasks' functions
@@ -45,7 +46,7 @@ def code_digests(assignment: Assignment, package: Path) -> dict[str, str]:
         except OSError:
             source = b"\0missing"  # not Python: a file that is missing differs from an empty one
         try:
-            tree = ast.parse(source)
+            tree = parse(source)
         except (SyntaxError, ValueError):
             digests[f"{module}.{REST}"] = _digest(source)
             continue

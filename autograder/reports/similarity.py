@@ -9,6 +9,7 @@ from pathlib import Path
 
 from autograder.errors import GraderError
 from autograder.util.atomic import write_atomic
+from autograder.util.syntax import parse
 
 THRESHOLD = 0.9  # token-sequence similarity from which two submissions are listed for review
 MIN_TOKENS = 40  # shorter code is too often written identically by independent students to be worth a look
@@ -89,7 +90,7 @@ def definition_tokens(source: str) -> dict[str, list[str]]:
     Each definition is canonicalised on its own, so a task's code does not depend on what else the module holds.
     """
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except (SyntaxError, ValueError):
         return {}
     return {node.name: _tokens(_Canon().visit(node)) for node in tree.body

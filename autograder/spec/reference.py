@@ -11,6 +11,7 @@ from pathlib import Path
 from types import ModuleType
 
 from autograder.errors import AssignmentError
+from autograder.util.syntax import parse
 
 _LOADING = threading.RLock()
 
@@ -82,7 +83,7 @@ def module_imports(folder: Path, modules: tuple[str, ...]) -> dict[str, set[str]
     """For each module of a package, the sibling modules it imports, directly or through others."""
     direct = {m: set() for m in modules}
     for module in modules:
-        tree = ast.parse((folder / f"{module}.py").read_text())
+        tree = parse((folder / f"{module}.py").read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module in direct:
                 direct[module].add(node.module)
@@ -102,7 +103,7 @@ class _ModuleIndex:
     """The top-level definitions and relative imports of one module's source."""
 
     def __init__(self, source: str, filename: str) -> None:
-        self.tree = ast.parse(source, filename=filename)
+        self.tree = parse(source, filename=filename)
         self.definitions: dict[str, ast.stmt] = {}
         self.relative_imports: dict[str, tuple[str, str]] = {}
         for node in self.tree.body:

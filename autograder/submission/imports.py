@@ -6,6 +6,8 @@ import ast
 import functools
 from pathlib import Path
 
+from autograder.util.syntax import parse
+
 NOT_IMPORTED = ("{module}.py is not imported for this task: everything the task takes from it is graded with "
                 "the reference")
 
@@ -66,7 +68,7 @@ def _taken_in_source(source: str, package: str, modules: tuple[str, ...],
     """:func:`_taken_names` of a module's source, parsed once per source: every task of a submission asks it of the
     same files (the caller gets a copy to change)."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     taken: dict[str, set[str] | None] = {}

@@ -32,6 +32,7 @@ from autograder.submission.package import (
     take_files,
 )
 from autograder.util.safety import printable
+from autograder.util.syntax import parse
 from autograder.util.tomlio import loads_toml
 
 
@@ -226,7 +227,7 @@ def _work_signature(files: dict[str, bytes | None], assignment: Assignment) -> d
     for module in sorted({m for m, _ in wanted}):
         data = files.get(f"{module}.py")
         try:
-            tree = ast.parse(data) if data is not None else None
+            tree = parse(data) if data is not None else None
         except (SyntaxError, ValueError):
             signature[module] = data  # unparsable text is work in progress
             continue

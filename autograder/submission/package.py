@@ -11,6 +11,7 @@ from pathlib import Path
 
 from autograder.errors import SubmissionError
 from autograder.spec.assignment import Assignment
+from autograder.util.syntax import parse
 
 MAX_STUDENT_FILE_BYTES = 2 * 1024 * 1024  # one graded file, whatever holds it (folder, zip or notebook)
 SEARCH_DEPTH = 3
@@ -241,7 +242,7 @@ def _use_original_init(prepared: PreparedSubmission, assignment: Assignment) -> 
 def _holds_no_code(source: bytes) -> bool:
     """Whether a module is empty or only a docstring (and comments)."""
     try:
-        body = ast.parse(source).body
+        body = parse(source).body
     except (SyntaxError, ValueError):
         return False
     return not body or (len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autograder.submission.notebook.read import Cell, neutralise
+from autograder.util.syntax import literal_eval, parse
 
 MAX_NOTES = 20
 
@@ -71,7 +72,7 @@ def collect(cells: Sequence[Cell], package: str) -> Collected:
 def _parse_cell(cell: Cell, collected: Collected) -> tuple[ast.Module | None, list[str]]:
     source = cell.source
     try:
-        return ast.parse(source), source.split("\n")
+        return parse(source), source.split("\n")
     except (SyntaxError, ValueError):
         pass
     except (RecursionError, MemoryError):
@@ -80,7 +81,7 @@ def _parse_cell(cell: Cell, collected: Collected) -> tuple[ast.Module | None, li
         return None, []
     source = neutralise(source)
     try:
-        return ast.parse(source), source.split("\n")
+        return parse(source), source.split("\n")
     except (RecursionError, MemoryError):
         collected.notes.append(f"{cell.label} ({cell.first_line!r}) is nested too deeply to be read; its "
                                f"definitions were not graded")
@@ -108,7 +109,7 @@ def _collect_statement(node: ast.stmt, lines: list[str], cell: Cell, package: st
     names, value = _assigned(node)
     if names == (ANSWERS_NAME,) and value is not None:
         try:
-            collected.answers = (ast.literal_eval(value), cell.label)
+            collected.answers = (literal_eval(value), cell.label)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             collected.notes.append(f"{cell.label}: {ANSWERS_NAME} must be a dict of literal strings "
                                    f"({{\"q1\": \"b\", ...}}); it was not read")
@@ -165,7 +166,7 @@ def _assigned(node: ast.stmt) -> tuple[tuple[str, ...], ast.expr | None]:
 
 def _is_literal(value: ast.expr) -> bool:
     try:
-        ast.literal_eval(value)
+        literal_eval(value)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return False
     return True

@@ -12,6 +12,7 @@ from typing import Any
 
 from autograder.spec.assignment import Assignment, assignments_root
 from autograder.submission.notebook.collect import Collected, Definition, _assigned, _bound_by_import, _segment
+from autograder.util.syntax import parse
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -58,7 +59,7 @@ def parse_layout(name: str, source: str) -> ModuleLayout:
     """Split a template module into its docstring, imports and other top-level statements."""
     layout = ModuleLayout(name)
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return layout
     lines = source.split("\n")
@@ -232,7 +233,7 @@ def _render_module(module: str, layout: ModuleLayout, items: list[_Item], collec
 
 def _bound_by_text(text: str) -> set[str]:
     try:
-        node = ast.parse(text).body[0]
+        node = parse(text).body[0]
     except (SyntaxError, IndexError):
         return set()
     return set(_bound_by_import(node)) if isinstance(node, (ast.Import, ast.ImportFrom)) else set()
@@ -351,10 +352,10 @@ def _guard_cycles(module: str, items: list[_Item], cycles: list[list[_Item]]) ->
                    f"through decorators, default values or base classes and the helpers they call), so no order "
                    f"of them can work; call the helper inside the function instead")
         try:
-            body = [node for item in span for node in ast.parse(item.text).body]
+            body = [node for item in span for node in parse(item.text).body]
         except SyntaxError:
             continue
-        guard = ast.parse(f"try:\n    pass\nexcept NameError as _import_cycle:\n"
+        guard = parse(f"try:\n    pass\nexcept NameError as _import_cycle:\n"
                           f"    if _import_cycle.name in {tuple(names)!r}:\n"
                           f"        raise ImportError({message!r}) from _import_cycle\n    raise\n")
         guard.body[0].body = body
