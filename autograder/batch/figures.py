@@ -14,6 +14,7 @@ from autograder.batch.failure import one_line
 from autograder.gradebook.export import FIGURE_STAMP, figures_folder, read_figure_stamp
 from autograder.reports.feedback import without_paths
 from autograder.spec.assignment import Assignment
+from autograder.submission.package import PreparedSubmission
 
 # Text between two tags of the figures page (tags and attributes are left alone: the page names only relative
 # files in them); the page's one script and its style hold no paths, so scrubbing them changes nothing.
@@ -39,7 +40,8 @@ def needs_drawing(feedback: Path, student: str, digest: str) -> bool:
     return stamp is None or stamp.get("digest") != digest
 
 
-def draw_figures(grader: Any, assignment: Assignment, path: Path, folder: Path, digest: str) -> FigureResult:
+def draw_figures(grader: Any, assignment: Assignment, path: Path, folder: Path, digest: str,
+                 prepared: PreparedSubmission | None = None) -> FigureResult:
     """Draw a submission's figures into ``folder`` with the grader's own sandboxed workers; never raises.
 
     Args:
@@ -48,6 +50,7 @@ def draw_figures(grader: Any, assignment: Assignment, path: Path, folder: Path, 
         path: The submission (folder or zip).
         folder: ``<feedback>/<stem>-figures``.
         digest: The submission's digest, stamped into the folder so a resumed batch knows what it shows.
+        prepared: The batch intake's copy (the one graded and digested), drawn as it is; None reads ``path``.
 
     Returns:
         Whether the page was written, and a one-line note.
@@ -57,7 +60,7 @@ def draw_figures(grader: Any, assignment: Assignment, path: Path, folder: Path, 
         from autograder.show.render import render_figures
 
         rendered = render_figures(assignment, path, out=folder, expected=None,  # handed out: no figure cache
-                                  zygotes=getattr(grader, "zygotes", None) or None, cache=False)
+                                  zygotes=getattr(grader, "zygotes", None) or None, cache=False, prepared=prepared)
         _scrub_page(rendered.page)
         panels = [{"name": p.figure.name, "title": p.figure.title, "image": p.image, "status": p.status}
                   for p in rendered.panels]

@@ -51,8 +51,9 @@ class WorkItem:
         digest: Its digest.
         grade: Whether to grade it (False: an unchanged submission that only needs its figures drawn).
         figures: Where to draw its figures after grading (``grade-all --figures``), or None.
-        prepared: What the batch's intake made of it (its digest came from this copy), graded as it is: the
-            intake runs once per submission; the parent removes the copy once the outcome is recorded.
+        prepared: What the batch's intake made of it (its digest came from this copy), graded and drawn as it
+            is: the intake runs once per submission; the parent removes the copy once the outcome is recorded
+            and the figures (if any) are drawn.
     """
 
     index: int
@@ -119,7 +120,7 @@ def _worker_main(conn: Connection, assignment: Assignment, factory: GraderFactor
 
                 conn.send({"kind": "figures", "index": job.index,
                            "figures": draw_figures(grader, assignment, job.path, job.figures,
-                                                   job.digest)})
+                                                   job.digest, job.prepared)})
     except (BrokenPipeError, EOFError, OSError):
         pass
     finally:

@@ -182,8 +182,7 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
 
         source = _claim_queue(book, assignment, fingerprint, jobs, summary, options, progress)
 
-        def store(job: WorkItem, outcome: Outcome) -> Outcome:
-            late = summary.late.get(job.student)
+        def store(job: WorkItem, outcome: Outcome, late: Lateness | None) -> Outcome:
             try:
                 book.record(assignment.name, fingerprint, job.student, job.digest, printable(job.path), outcome,
                             late, files.get(job.student))
@@ -195,16 +194,17 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
             return outcome
 
         def record(job: WorkItem, outcome: Outcome) -> None:
-            intake.discard(job.student)  # graded (or given up on): its copy is no longer needed
+            if job.figures is None:  # graded (or given up on): its copy is no longer needed; else after drawing
+                intake.discard(job.student)
+            late = summary.late.get(job.student)
             if source is None:
-                outcome = store(job, outcome)
+                outcome = store(job, outcome, late)
             else:  # recorded only while this process holds the claim: no other worker records it again
                 with source.recording(job.student) as held:
                     if not held:
                         _discarded(progress, job.student)
                         return
-                    outcome = store(job, outcome)
-            late = summary.late.get(job.student)
+                    outcome = store(job, outcome, late)
             summary.graded.append((job.student, outcome))
             bar.update(job.student, outcome, late.final(outcome.score) if late is not None else None)
 
@@ -212,6 +212,7 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
             bar.draw()
 
         def drawn(job: WorkItem, result: FigureResult) -> None:
+            intake.discard(job.student)  # drawn from the graded copy (or given up on): no longer needed
             summary.figure_pages = (summary.figure_pages or 0) + result.drawn
             if not result.drawn:
                 summary.figure_failures.append((job.student, result.note))
@@ -350,7 +351,9 @@ def _plan(book: Gradebook, intake: BatchIntake, fingerprint: str, entries: list[
         found = None if options.force else book.find(assignment.name, entry.student, digest, fingerprint)
         late = summary.late.get(entry.student)
         if found is not None and not (options.retry_errors and found.status == ERROR):
-            intake.discard(entry.student)  # not graded again
+            drawing = figures is not None and needs_drawing(figures, entry.student, digest)
+            if not drawing:
+                intake.discard(entry.student)  # not graded again, nor drawn: its copy is not needed
             if late is None and (found.late_note or found.penalty):  # the deadline was dropped since
                 late = Lateness(None, None, 0.0, 0.0, "")
             if book.current_id(assignment.name, entry.student) != found.id:
@@ -358,9 +361,9 @@ def _plan(book: Gradebook, intake: BatchIntake, fingerprint: str, entries: list[
             elif late is not None:
                 book.set_lateness(found.id, late)
             summary.skipped.append(entry.student)
-            if figures is not None and needs_drawing(figures, entry.student, digest):
+            if drawing:
                 jobs.append(WorkItem(len(jobs), entry.student, entry.path, digest, grade=False,
-                                     figures=figures_folder(figures, entry.student)))
+                                     figures=figures_folder(figures, entry.student), prepared=prepared))
         elif problem is not None:
             outcome = Outcome(ERROR, max_score=assignment.max_score, message=problem)
             book.record(assignment.name, fingerprint, entry.student, digest, printable(entry.path), outcome, late)

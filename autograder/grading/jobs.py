@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import itertools
 import queue
 import shutil
+import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -69,7 +69,6 @@ class Jobs:
         self.assignment = assignment
         self.zygotes = zygotes
         self.memory = memory
-        self._numbers = itertools.count(1)
 
     def started_zygote(self) -> Zygote:
         """A zygote already started (the first if none is): jobs that run alone need not wait for a cold one."""
@@ -129,9 +128,13 @@ class Jobs:
         return left
 
     def job(self, prepared: PreparedSubmission, extra: dict[str, Any]) -> dict[str, Any]:
-        """A job on a fresh copy of the submission's work folder (a job may write to it; the next sees none of it)."""
-        workdir = prepared.workdir.parent / f"run-{next(self._numbers)}"
-        shutil.copytree(prepared.workdir, workdir)
+        """A job on a fresh copy of the submission's work folder (a job may write to it; the next sees none of it).
+
+        The copy's name is unique beside the work, not only within this runner: ``grade-all --figures`` draws with
+        another runner on the very copy its grade ran on.
+        """
+        workdir = Path(tempfile.mkdtemp(prefix="run-", dir=prepared.workdir.parent))
+        shutil.copytree(prepared.workdir, workdir, dirs_exist_ok=True)  # and its mode, as a new folder would get
         return {"package": self.assignment.package, "workdir": str(workdir), **extra}
 
     def run(self, job: dict[str, Any], wall_seconds: float, steps: int = 1, zygote: Zygote | None = None) -> JobResult:

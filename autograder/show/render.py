@@ -93,7 +93,8 @@ def default_folder(assignment: Assignment, work: Path) -> Path:
 
 def render_figures(assignment: Assignment | str, path: Path | str | None = None, out: Path | str | None = None,
                    expected: bool | None = None, workers: int | None = None, expected_folder: Path | None = None,
-                   zygotes: list[Zygote] | None = None, source: str | None = None, cache: bool = True) -> Rendered:
+                   zygotes: list[Zygote] | None = None, source: str | None = None, cache: bool = True,
+                   prepared: PreparedSubmission | None = None) -> Rendered:
     """Run the assignment's figure probes on the student's code in the sandbox and draw the page.
 
     Args:
@@ -111,6 +112,8 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
             is extracted into a temporary folder whose name would mean nothing to the student).
         cache: Keep the probes' results in ``<out>/.cache/`` by the digest of the code they ran, and reuse those
             whose code did not change (``show/cache.py``); False runs every probe and keeps nothing.
+        prepared: What the one intake already made of the work (``grade-all``'s copy, so the figures show the
+            code that was graded); ``path`` is then not read again.
 
     Returns:
         What was written.
@@ -120,6 +123,8 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
     """
     started = time.monotonic()
     spec = _resolve(assignment)
+    if prepared is not None:
+        return _render(spec, prepared, out, expected, workers, expected_folder, zygotes, source, started, cache)
     intake = new_scratch(prefix="grader-show-intake-")
     try:
         given = default_work(Path(path).expanduser() if path is not None else None)

@@ -49,6 +49,18 @@ def full_marks(assignment: Assignment) -> FullMarks:
     return FullMarks(assignment)
 
 
+class GoneAfterGrading(FullMarks):
+    """Full marks, then the student's folder vanishes (a re-upload, a sync): what is drawn must be what was graded."""
+
+    def grade(self, path: Path, prepared: object = None) -> GradeReport:
+        shutil.rmtree(path)
+        return super().grade(path, prepared)
+
+
+def gone_after_grading(assignment: Assignment) -> GoneAfterGrading:
+    return GoneAfterGrading(assignment)
+
+
 def _mini_class(root: Path, students: list[str]) -> Path:
     for student in students:
         shutil.copytree(MINI, root / student / "mini")
@@ -191,6 +203,21 @@ def test_every_student_gets_figures_beside_their_feedback(figures_class: tuple[P
     assert not [p for p in files if ".cache" in p.parts]  # handed out: show's figure cache stays out
     assert {stat.S_IMODE(p.stat().st_mode) for p in files} == {0o644}
     assert not [p for p in files if str(base) in p.read_text(errors="replace")]  # no path of this machine
+
+
+@pytest.mark.slow
+def test_figures_are_drawn_from_the_copy_that_was_graded(tmp_path: Path) -> None:
+    """The batch's one intake feeds the grade, the digest and the figures: the student's folder is not read again."""
+    subs = tmp_path / "subs"
+    shutil.copytree(ROOT / "reference_solutions" / "assignment2", subs / "alice" / "assignment2")
+    summary = grade_all(load_assignment("assignment2"), subs,
+                        BatchOptions(jobs=1, gradebook=tmp_path / "g.db", feedback=tmp_path / "fb", figures=True,
+                                     grader_factory=gone_after_grading))
+    assert not (subs / "alice").exists()  # the grader removed it before the figures were drawn
+    assert summary.figure_pages == 1 and summary.figure_failures == []
+    stamp = json.loads((tmp_path / "fb" / "alice-figures" / FIGURE_STAMP).read_text())
+    assert stamp["panels"] and {p["status"] for p in stamp["panels"]} == {"drawn"}
+    assert stamp["digest"] == _current(tmp_path / "g.db")["alice"][2]
 
 
 @pytest.mark.slow
