@@ -17,6 +17,7 @@ from autograder.errors import ReleaseError
 from autograder.spec.assignment import Assignment, assignments_root
 from autograder.spec.manifest import FORBIDDEN_NAME_PARTS
 from autograder.spec.quiz import load_key
+from autograder.submission.intake import SHIPPED_TEMPLATE, shipped_template
 from autograder.util.paths import PACKAGE_DIR, PACKAGE_ROOT, display_path
 from autograder.util.tomlio import load_toml
 
@@ -202,6 +203,7 @@ def build_student_release(assignment: Assignment, destination: Path, template: d
     write_student_grader(destination, figures)
     target = destination / "assignments" / assignment.name
     _write(target / "assignment.toml", (assignment.root / "assignment.toml").read_bytes())
+    _write(target / SHIPPED_TEMPLATE, shipped_template(template, assignment))  # a notebook beside untouched stubs
     if assignment.quiz is not None:
         _write(target / assignment.quiz.questions_file.name, assignment.quiz.questions_file.read_bytes())
     readme = assignment.root / STUDENT_README

@@ -8,6 +8,7 @@ the same thing about it, naming what the user gave and never a folder of the gra
 from __future__ import annotations
 
 import ast
+import json
 import tempfile
 import zipfile
 from collections.abc import Callable
@@ -34,6 +35,8 @@ from autograder.submission.package import (
 from autograder.util.safety import printable
 from autograder.util.syntax import parse
 from autograder.util.tomlio import loads_toml
+
+SHIPPED_TEMPLATE = "student_template.json"  # in a student release's assignment folder (see shipped_template)
 
 
 def default_work(path: Path | None) -> Path:
@@ -194,10 +197,29 @@ def _relative(path: Path, root: Path) -> str:
 
 
 def _template_work(assignment: Assignment) -> dict[str, Any] | None:
-    """The work signature of the student template, or None where the template is not installed."""
-    if not assignment.template.is_dir():
+    """The work signature of the student template: from its package where it is installed (the course's repository,
+    the Gradescope bundle), else from the copy of its files a student release ships (:func:`shipped_template`);
+    None where there is neither."""
+    if assignment.template.is_dir():
+        return _package_work(assignment.template, assignment)
+    shipped = assignment.root / SHIPPED_TEMPLATE
+    if not shipped.is_file():
         return None
-    return _package_work(assignment.template, assignment)
+    texts = json.loads(shipped.read_text(encoding="utf-8"))
+    return _work_signature({name: text.encode("utf-8") for name, text in texts.items()}, assignment)
+
+
+def shipped_template(template: dict[str, bytes], assignment: Assignment) -> str:
+    """What a student release ships as ``assignments/<name>/`` :data:`SHIPPED_TEMPLATE`: the template's files that
+    tell work from untouched stubs (the graded modules and the answers file), as text. A release has no
+    ``student_template/`` package, and one beside the student's would be a second ``<package>/`` to find.
+
+    Args:
+        template: The template's files by name (``authoring.template.render_template``).
+        assignment: The assignment.
+    """
+    names = [*sorted(module_files(assignment)), *_answers_file(assignment)]
+    return json.dumps({name: template[name].decode("utf-8") for name in names if name in template}, indent=1) + "\n"
 
 
 def _package_work(folder: Path, assignment: Assignment) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.errors import SubmissionError
-from autograder.spec.assignment import Assignment
+from autograder.spec.assignment import MANIFEST, Assignment
 from autograder.util.syntax import parse
 
 MAX_STUDENT_FILE_BYTES = 2 * 1024 * 1024  # one graded file, whatever holds it (folder, zip or notebook)
@@ -81,7 +81,7 @@ def find_package(root: Path, assignment: Assignment, label: str | None = None) -
     markers = module_files(assignment)
     if _looks_like_package(root, markers):
         return root
-    folders = _folders(root, SEARCH_DEPTH)
+    folders = [p for p in _folders(root, SEARCH_DEPTH) if not _course_material(p, root, assignment)]
     candidates = [p for p in folders if p.name == assignment.package and _looks_like_package(p, markers)]
     if not candidates:
         candidates = [p for p in folders if _looks_like_package(p, markers)]
@@ -89,6 +89,22 @@ def find_package(root: Path, assignment: Assignment, label: str | None = None) -
         listed = ", ".join(c.relative_to(root).as_posix() for c in candidates[:4])
         raise SubmissionError(f"several candidate {assignment.package}/ packages in {label or root.name}: {listed}")
     return candidates[0] if candidates else None
+
+
+def _course_material(folder: Path, root: Path, assignment: Assignment) -> bool:
+    """Whether a folder found below ``root`` is an assignment's own (figures, tests, checks: files named like the
+    student's modules), never a student's work: it lies in a folder with a manifest (``assignment.toml``) at or
+    below ``root``, and is not this assignment's declared reference or template package. A manifest above
+    ``root`` does not count: submissions may be kept inside an assignment's folder."""
+    resolved = folder.resolve()
+    if any(resolved.is_relative_to(base.resolve()) for base in (assignment.reference, assignment.template)):
+        return False
+    for here in [folder, *folder.parents]:  # ``folder`` was found below ``root``: the walk meets it
+        if (here / MANIFEST).is_file():
+            return True
+        if here == root:
+            break
+    return False
 
 
 def module_files(assignment: Assignment) -> set[str]:

@@ -107,7 +107,7 @@ def test_student_release_holds_exactly_what_a_student_needs(release: Path, assig
     assert sorted(p.name for p in (student / "assignments").iterdir()) == ["assignment3"]
     assignment_dir = student / "assignments" / "assignment3"
     assert sorted(p.name for p in assignment_dir.iterdir()) == ["STUDENT_README.md", "assignment.toml", "figures",
-                                                                "public_tests", "quiz.toml"]
+                                                                "public_tests", "quiz.toml", "student_template.json"]
     public = sorted(p.relative_to(assignment3.public_tests).as_posix() for p in assignment3.public_tests.rglob("*.py"))
     assert sorted(p.relative_to(assignment_dir / "public_tests").as_posix()
                   for p in (assignment_dir / "public_tests").rglob("*.py")) == public
@@ -127,8 +127,8 @@ def test_student_zip_holds_the_student_folder(release: Path) -> None:
     assert members == expected
 
 
-def _run_cli(release: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    student = release / "assignment3-student"
+def _run_cli(release: Path, *args: str, student: Path | None = None) -> subprocess.CompletedProcess[str]:
+    student = student or release / "assignment3-student"
     env = {k: v for k, v in os.environ.items() if k != "GRADER_ASSIGNMENTS"}
     env.update(PYTHONPATH=str(student), PYTHONDONTWRITEBYTECODE="1")
     return subprocess.run([sys.executable, "-m", "autograder.cli", *args], cwd=student, env=env,
@@ -144,6 +144,23 @@ def test_grader_check_runs_in_the_student_release(release: Path, assignment3: As
     for task in assignment3.tasks:
         assert re.search(rf"^{task.id}\s+0/\d+\s+not implemented$", result.stdout, flags=re.M), output
     assert "quiz: 0 of 16 answers well-formed" in result.stdout
+
+
+def test_grader_check_in_the_student_release_checks_the_notebook_beside_untouched_stubs(
+        release: Path, tmp_path: Path, assignment3: Assignment) -> None:
+    """A notebook student runs ``grader check assignment3`` in the release: the stubs are as released, the work is
+    in the notebook, and the notebook is what is checked (as grading picks it), not the stubs."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "submission"))
+    from notebook_helpers import fill_with_reference, load_student_notebook, write
+
+    student = tmp_path / "assignment3-student"
+    shutil.copytree(release / "assignment3-student", student)
+    write(fill_with_reference(load_student_notebook(assignment3), assignment3), student / "assignment3.ipynb")
+    result = _run_cli(release, "check", "assignment3", student=student)
+    output = result.stdout + result.stderr
+    assert "graded the notebook assignment3.ipynb, which holds work; assignment3/ is the untouched template" in output
+    for task in assignment3.tasks:
+        assert re.search(rf"^{task.id}\s+(\d+)/\1\s+passed$", result.stdout, flags=re.M), output
 
 
 def test_the_student_release_lists_and_runs_only_check_and_show(release: Path) -> None:

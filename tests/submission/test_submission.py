@@ -86,6 +86,33 @@ def test_two_candidate_packages_are_ambiguous(reference_copy, assignment3, tmp_p
         find_package(tmp_path / "repo", assignment3)
 
 
+def _course(tmp_path: Path) -> Path:
+    """A student release's ``assignments/``: two assignments whose figures are files named like assignment3's
+    modules (as the course's are), and no student work."""
+    for name in ("assignment2", "assignment3"):
+        (tmp_path / "assignments" / name / "figures").mkdir(parents=True)
+        (tmp_path / "assignments" / name / "assignment.toml").write_text("")
+        (tmp_path / "assignments" / name / "figures" / "attention.py").write_text("")
+    return tmp_path / "assignments"
+
+
+def test_an_assignments_own_folders_are_never_the_students_work(assignment3, tmp_path):
+    """A student who runs ``grader check`` inside the checker's ``assignments/`` (near the public tests the README
+    names) is told there is no package, not graded on the course's figure scripts."""
+    course = _course(tmp_path)
+    assert find_package(course, assignment3) is None
+    assert find_package(course / "assignment3", assignment3) is None
+    with pytest.raises(SubmissionError, match="^no assignment3/ package found in assignments "):
+        prepare_submission(course, assignment3, tmp_path / "scratch")
+
+
+def test_work_kept_inside_an_assignments_folder_is_found(reference_copy, assignment3, tmp_path):
+    """A manifest above the folder searched does not count: an instructor may keep submissions beside it."""
+    alice = _course(tmp_path) / "assignment3" / "submissions" / "alice"
+    shutil.copytree(reference_copy, alice / "assignment3")
+    assert find_package(alice, assignment3) == alice / "assignment3"
+
+
 def test_zip_slip_is_rejected(tmp_path):
     archive = tmp_path / "slip.zip"
     with zipfile.ZipFile(archive, "w") as bundle:
