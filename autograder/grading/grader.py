@@ -281,6 +281,8 @@ class Grader:
     def _read_check(self, check: Check, seed: int, record: dict[str, Any], result: JobResult,
                     base: CheckResult) -> CheckResult:
         actual = read_outputs(record, result, base)
+        if actual is None and record.get("status") == "error":  # the probe raised: the student's code, or the check's
+            self.judge.refuse_broken_check(check, seed)
         return base if actual is None else self.judge.judge(check, seed, actual, base)
 
     def _grade_quiz(self, prepared: PreparedSubmission) -> TaskResult:

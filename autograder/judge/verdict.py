@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,22 @@ class Judge:
         if self.store is not None:
             self.store.put(key, values, tensors)
         return decode_outputs(values, tensors)
+
+    def refuse_broken_check(self, check: Check, seed: int) -> None:
+        """Called when a check's probe raised on a student's code: the exception is charged to the student only if
+        the probe runs on the reference solution; where it raises there too, the check's own code is wrong.
+
+        Raises:
+            AssignmentError: If the probe raises on the reference (the checks file's line, the exception).
+        """
+        try:
+            self.expected_outputs(check, seed)
+        except Exception as exc:  # noqa: BLE001 - any exception of the probe on trusted code is the check's bug
+            code = check.probe.__code__
+            lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == code.co_filename]
+            raise AssignmentError(f"{code.co_filename}:{lines[-1] if lines else code.co_firstlineno}: check "
+                                  f"{check.name} raises on the reference solution too ({type(exc).__name__}: "
+                                  f"{exc}): the check's code is wrong, not the student's") from None
 
     def run_reference_probe(self, check: Check, seed: int, implementation: Any) -> dict[str, Any]:
         return decode_outputs(*self._encoded_probe(check, seed, implementation))

@@ -184,7 +184,10 @@ class Assignment:
         for task in self.tasks:
             if task.id == task_id:
                 return task
-        raise AssignmentError(f"assignment {self.name!r} has no task {task_id!r}; tasks: {', '.join(self.task_ids)}")
+        owners = [t.id for t in self.tasks if any(task_id in (q, q.split(".", 1)[1]) for q in t.functions)]
+        owned = f"; {task_id} is a function of task {owners[0]!r}" if owners else ""
+        raise AssignmentError(f"assignment {self.name!r} has no task {task_id!r}{owned}; tasks: "
+                              f"{', '.join(self.task_ids)}")
 
     def owner_of(self, qualified_name: str) -> Task | None:
         """Return the task whose student functions include this qualified name."""
@@ -244,6 +247,7 @@ def load_assignment(name: str, root: Path | None = None) -> Assignment:
         AssignmentError: If the assignment does not exist or its manifest is inconsistent.
     """
     root = root or assignments_root()
+    name = name.rstrip("/")  # ``assignment3/``: the shell's completion of the package folder of the same name
     folder = root / name
     manifest_path = folder / MANIFEST
     if not _NAME.match(name) or not manifest_path.is_file():

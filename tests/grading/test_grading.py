@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -250,3 +251,26 @@ def test_cli_writes_the_gradescope_report_to_a_file(tmp_path, repo):
     assert data["score"] == 20
     assert [t["name"].split(":")[0] for t in data["tests"]] == ["causal_mask", "kv_cache_bytes", "quiz"]
     assert [p.name for p in output.parent.iterdir()] == ["results.json"]
+
+
+def test_a_check_that_raises_on_the_reference_too_is_the_checks_error_not_the_students(tmp_path):
+    """A probe bug (here a shape mismatch in the check's own code) raises on every submission: it is refused as
+    the check's mistake, with its line, and never charged to a student's code; the reference still passes checks
+    whose probe runs."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    shutil.copytree(fixtures / "assignments" / "mini", tmp_path / "assignments" / "mini")
+    shutil.copytree(fixtures / "reference_solutions" / "mini", tmp_path / "reference_solutions" / "mini")
+    checks = tmp_path / "assignments" / "mini" / "hidden" / "checks" / "scale.py"
+    lines = checks.read_text().splitlines()
+    line = next(n for n, text in enumerate(lines, start=1) if "impl.ops.scale(" in text)
+    checks.write_text(checks.read_text().replace("impl.ops.scale(ctx.randn(3, 4), 2.5)",
+                                                 "impl.ops.scale(ctx.randn(3, 4), 2.5) + ctx.randn(5)"))
+    env = {**os.environ, "GRADER_ASSIGNMENTS": str(tmp_path / "assignments")}
+    result = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", "mini",
+                             str(tmp_path / "reference_solutions" / "mini")], capture_output=True, text=True,
+                            timeout=600, env=env)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.strip() == (
+        f"error: {checks}:{line}: check scale.scale_values raises on the reference solution too (RuntimeError: The "
+        f"size of tensor a (4) must match the size of tensor b (5) at non-singleton dimension 1): the check's code "
+        f"is wrong, not the student's")

@@ -37,6 +37,21 @@ def test_path_like_names_are_refused():
         load_assignment("../assignments/assignment3")
 
 
+def test_the_shells_completion_of_the_package_folder_names_the_assignment():
+    """``grader check assignment3/``: tab completion in a student release adds the slash of the package folder."""
+    assert load_assignment("assignment3/").name == "assignment3"
+    with pytest.raises(AssignmentError):
+        load_assignment("assignment3/../assignment2")
+
+
+def test_a_function_name_given_as_a_task_names_its_task(assignment3):
+    with pytest.raises(AssignmentError, match="^assignment 'assignment3' has no task 'scaled_dot_product_attention'; "
+                                              "scaled_dot_product_attention is a function of task 'attention'; tasks: "):
+        assignment3.task("scaled_dot_product_attention")
+    with pytest.raises(AssignmentError, match="has no task 'nope'; tasks: causal_mask, "):
+        assignment3.task("nope")
+
+
 def _write_manifest(root: Path, body: str) -> None:
     folder = root / "demo"
     folder.mkdir(parents=True)
