@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.util.paths import display_path
+
 FAILING = ("failed", "timeout", "crashed")  # statuses that fail a test
 
 
@@ -17,6 +19,23 @@ class TestResult:
     summary: list[str] = field(default_factory=list)
     detail: str = ""
     frames: list[str] = field(default_factory=list)  # the student's functions it called or its traceback passes through
+
+
+@dataclass(frozen=True)
+class MissingName:
+    """A name the public tests import from a student's file that the file does not define (renamed or removed).
+
+    Attributes:
+        file: The student's file, as the student sees it (``assignment3/attention.py``).
+        name: The name the tests import (``causal_mask``).
+    """
+
+    file: str
+    name: str
+
+    def sentence(self) -> str:
+        """The one wording of this fact, wherever ``grader check`` says it."""
+        return f"{self.file} has no {self.name} (renamed or removed? the public tests import it by that name)"
 
 
 @dataclass
@@ -43,6 +62,7 @@ class PublicTaskResult:
     done: bool = False
     blocked_by: str = ""
     problem: str = ""
+    missing: MissingName | None = None  # why its test file could not be imported, when that is the reason
     hints: list[str] = field(default_factory=list)
 
     def count(self, *statuses: str) -> int:
@@ -88,6 +108,10 @@ class CheckOutcome:
     def ok(self) -> bool:
         return (not self.crashed and not self.imports and all(t.status == "passed" for t in self.tasks)
                 and not self.quiz_problems and not self.quiz_unanswered)
+
+    def shown_file(self, name: str) -> str:
+        """A file of the student's package (``attention.py``), named as the student sees it."""
+        return display_path(self.package / name)
 
     def task(self, task_id: str) -> PublicTaskResult:
         for task in self.tasks:

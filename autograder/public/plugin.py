@@ -22,6 +22,8 @@ from autograder.public.condense import condense, shorten, student_frames, studen
 
 DETAIL_CHARS = 20000
 _TASK_MARKER = re.compile(r"""mark\.task\(\s*["']([A-Za-z0-9_]+)["']""")
+# CPython's words for ``from package.module import name`` when the module has no such name (3.8 to 3.13)
+_CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
 
 
 class Settings:
@@ -76,7 +78,23 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
     lines = [line for line in text.splitlines() if line.strip()]
     error = next((line[1:].strip() for line in reversed(lines) if line.startswith("E ")), lines[-1] if lines else "")
     Settings.send({"event": "collect_error", "file": path.name, "tasks": tasks or ["untagged"],
-                   "blocked_by": blocked_by[:1], "message": shorten(error, 300), "detail": text[:DETAIL_CHARS]})
+                   "blocked_by": blocked_by[:1], "message": shorten(error, 300), "detail": text[:DETAIL_CHARS],
+                   "missing": missing_name(error, str(Settings.config.get("package", "")))})
+
+
+def missing_name(error: str, package: str) -> dict[str, str] | None:
+    """``{"file": "attention.py", "name": "causal_mask"}`` when ``error`` says a test file imports a name the student's
+    module does not define (``cannot import name 'causal_mask' from 'assignment3.attention'``); None otherwise (a
+    name missing from another package is not the student's to restore)."""
+    match = _CANNOT_IMPORT.search(error)
+    if match is None or not package:
+        return None
+    name, module = match.groups()
+    if module == package:
+        return {"file": "__init__.py", "name": name}
+    if not module.startswith(f"{package}."):
+        return None
+    return {"file": module[len(package) + 1:].replace(".", "/") + ".py", "name": name}
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -10,7 +10,6 @@ from autograder.public.invocation import Invocation
 from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskResult
 from autograder.spec.assignment import Assignment
 from autograder.submission.notebook.collect import ANSWERS_NAME
-from autograder.util.paths import display_path
 from autograder.util.safety import printable
 
 INDENT = "    "
@@ -76,7 +75,7 @@ class Printer:
 
 def import_lines(outcome: CheckOutcome, problem: ImportProblem) -> list[str]:
     """A student module that cannot be imported: its file, line and text, said once, and what it blocks."""
-    where = display_path(outcome.package / (problem.file or f"{problem.module}.py"))
+    where = outcome.shown_file(problem.file or f"{problem.module}.py")
     if problem.line:
         where += f", line {problem.line}"
     error = f"{problem.kind}: {problem.message}" if problem.kind else problem.message
@@ -167,6 +166,9 @@ def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocat
             where = f"{problem.file or problem.module + '.py'}" + (f", line {problem.line}" if problem.line else "")
             return f"Next: fix {where} (it cannot be imported), then {invocation.again()}."
     for result in outcome.tasks:
+        if result.status == "failed" and result.missing:
+            return (f"Next: give {result.missing.name} its name back in {result.missing.file} (the public tests "
+                    f"import it by that name), then {invocation.again()}.")
         if result.status == "failed":
             return (f"Next: fix {result.task}, the first failing task in the README's order, then "
                     f"{invocation.rerun(result.task, verbose=True)}: it shows pytest's full output.")
@@ -175,13 +177,23 @@ def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocat
                     f"{invocation.rerun(result.task)}.")
         if result.status == "did not run":
             return f"Next: {invocation.again()}: the tests of {result.task} did not run."
-    if invocation.shows_quiz and (outcome.quiz_problems or outcome.quiz_unanswered):
+    ran = [result.task for result in outcome.tasks if result.task in assignment.task_ids]
+    # --task or a --watch re-run checked some tasks only (a notebook's check cell checks one by design)
+    quiz_only = invocation.tasks == (invocation.quiz_task,)
+    unknown = len(ran) < len(assignment.task_ids) and not invocation.cell and not quiz_only
+    quiz_open = invocation.shows_quiz and (outcome.quiz_problems or outcome.quiz_unanswered)
+    # the quiz comes after the tasks in the README's order: not before tasks this run did not check
+    if quiz_open and (not unknown or not ran or invocation.quiz_task in invocation.tasks):
         return (f"Next: answer the quiz in {invocation.answers_place} (the lines above say what is missing), then "
                 f"{invocation.rerun(invocation.quiz_task)}.")
     if outcome.crashed:
         return f"Next: read the error above, then {invocation.again()}."
-    if invocation.tasks == (invocation.quiz_task,):
+    if quiz_only:
         return "Next: every answer is well-formed; the quiz is graded at grading time."
+    if unknown:  # what the other tasks need is not known from this run
+        done = f"the public tests of {', '.join(ran)} pass" if ran else "every answer is well-formed"
+        return (f"Next: {done}; the {'other ' if ran else ''}tasks were not run this time: run "
+                f"`{invocation.command()}` to check them all.")
     if invocation.tasks:
         return f"Next: the public tests of {', '.join(invocation.tasks)} pass; go on with the next task."
     return "Next: every public test passes; submit when you are ready."

@@ -9,6 +9,7 @@ answering is killed with its worker, and a new one runs without what the first a
 from __future__ import annotations
 
 import os
+import re
 import selectors
 import signal
 import tempfile
@@ -20,10 +21,11 @@ from typing import Any, Callable
 from autograder.errors import GraderError
 from autograder.public.forks import split_events
 from autograder.public.hints import add_dependency_hints
-from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskResult, TestResult
+from autograder.public.outcome import CheckOutcome, ImportProblem, MissingName, PublicTaskResult, TestResult
 from autograder.public.warm import WarmWorker, log_tail
 from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import NO_ANSWER, check_format, load_questions, read_answers
+from autograder.util.paths import display_path
 
 STARTUP_SECONDS = 120.0  # importing torch on a busy laptop
 SILENCE_SECONDS = 15.0  # the worker sends a heartbeat every second while tests run
@@ -116,6 +118,10 @@ class _Run:
         self.notify = notify
         self.worker = worker
         self.import_root = _importable_root(assignment, package, tmp)
+        self.places = ShownPaths({assignment.public_tests: display_path(assignment.public_tests),
+                                  package: display_path(outcome.package),
+                                  self.import_root / assignment.package: display_path(outcome.package)},
+                                 session_folder=tmp)
         self.broken: dict[str, str] = {}  # module -> why a worker could not import it (hang, crash)
         self.done: set[str] = set()  # node ids with a result
         self.collected = False
@@ -222,7 +228,7 @@ class _Run:
         if any(p.module == module for p in self.outcome.imports):
             return
         self.outcome.imports.append(ImportProblem(module=module, kind=str(error.get("kind", "")),
-                                                  message=str(error.get("message", "")),
+                                                  message=self.places.shown(str(error.get("message", ""))),
                                                   file=str(error.get("file", "")), line=int(error.get("line") or 0),
                                                   text=str(error.get("text", "")), cause=str(error.get("cause", ""))))
 
@@ -242,10 +248,19 @@ class _Run:
             task = self.outcome.task(task_id)
             if event.get("blocked_by"):
                 task.blocked_by = self._root_module(str(event["blocked_by"][0]))
-            else:
-                task.problem = f"the public test file {event.get('file')} could not be imported: {event.get('message')}"
-                task.tests.append(TestResult(str(event.get("file")), "failed", [task.problem],
-                                             str(event.get("detail", ""))))
+                continue
+            task.missing = self._missing(event.get("missing"))
+            task.problem = task.missing.sentence() if task.missing else (
+                f"the public test file {event.get('file')} could not be imported: "
+                f"{self.places.shown(str(event.get('message')))}")
+            task.tests.append(TestResult(str(event.get("file")), "failed", [task.problem],
+                                         self.places.shown(str(event.get("detail", "")))))
+
+    def _missing(self, missing: Any) -> MissingName | None:
+        """The name a test file imports that the student's file lacks, from the worker's ``missing`` (plain data)."""
+        if not isinstance(missing, dict) or not all(isinstance(missing.get(k), str) for k in ("file", "name")):
+            return None
+        return MissingName(self.outcome.shown_file(missing["file"]), missing["name"])
 
     def _collected(self, tests: dict[str, list[str]]) -> None:
         if not self.collected:
@@ -275,7 +290,8 @@ class _Run:
         self.done.add(nodeid)
         task = self.outcome.task(str(event.get("task", "untagged")))
         task.tests.append(TestResult(str(event.get("test", nodeid)), str(event.get("status", "failed")),
-                                     [str(s) for s in event.get("summary", [])], str(event.get("detail", "")),
+                                     [self.places.shown(str(s)) for s in event.get("summary", [])],
+                                     self.places.shown(str(event.get("detail", ""))),
                                      [str(f) for f in event.get("frames", [])]))
 
     def _task_done(self, task_id: str) -> None:
@@ -342,6 +358,38 @@ class _WorkerState:
             limits.append(self.import_started + self.import_limit)
         limits += [started + limit + GRACE_SECONDS for _, _, limit, started in self.running.values()]
         return min(limits)
+
+
+class ShownPaths:
+    """Paths of the check's own folders, in the words pytest and Python print them, said as the student sees them.
+
+    pytest names a file relative to the session's working folder (a temporary one) when that is shorter than its
+    absolute path, and the session imports an intake's copy of the student's work: neither resolves from the folder
+    the student ran ``grader check`` in, nor exists once the check ends.
+
+    Args:
+        folders: Each folder of the check (the public tests, the copy of the student's package), with how the
+            student sees it (a path relative to their current folder, or absolute).
+        session_folder: The session's working folder (pytest's relative paths start there).
+    """
+
+    def __init__(self, folders: dict[Path, str], session_folder: Path) -> None:
+        self.names: dict[str, str] = {}
+        for folder, shown in folders.items():
+            for form in (folder, folder.resolve()):
+                self.names.setdefault(str(form), shown)
+                for start in (session_folder, session_folder.resolve()):
+                    try:
+                        self.names.setdefault(os.path.relpath(form, start), shown)
+                    except ValueError:  # another drive (Windows): pytest prints the absolute path then
+                        pass
+        self.names = {form: shown for form, shown in self.names.items() if form not in (".", "")}
+        forms = sorted(self.names, key=len, reverse=True)  # the longest first: a relative form is part of others
+        self.pattern = re.compile(r"(?<![\w.~/-])(" + "|".join(map(re.escape, forms)) + r")(?=[/\\])")
+
+    def shown(self, text: str) -> str:
+        """``text`` with every path below one of the folders starting as the student sees that folder."""
+        return self.pattern.sub(lambda match: self.names[match.group(1)], text) if self.names else text
 
 
 def _exit_words(code: int | None) -> str:

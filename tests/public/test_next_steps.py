@@ -6,14 +6,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from autograder.authoring.notebook_template import notebook_path
+from autograder.public.invocation import Invocation
+from autograder.public.outcome import CheckOutcome, PublicTaskResult
+from autograder.public.outcome import TestResult as PublicTest  # not a test class for pytest to collect
+from autograder.public.render import next_step
 from autograder.spec.assignment import load_assignment
 
 pytestmark = pytest.mark.slow
@@ -27,10 +33,21 @@ WRONG = {
 }
 
 
-def run_check(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+def run_check(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO), **env)
     return subprocess.run([sys.executable, "-m", "autograder.cli", "check", *args], capture_output=True, text=True,
                           timeout=600, cwd=cwd, env=env, check=False)
+
+
+def student_copy(tmp_path: Path, edit: Callable[[str], str] = lambda text: text) -> Path:
+    """The reference of assignment3 in ``tmp_path/work/assignment3``, its attention.py edited, with an unanswered
+    quiz; and an empty ``tmp_path/here`` to run the check from."""
+    package = tmp_path / "work" / "assignment3"
+    shutil.copytree(REPO / "reference_solutions" / "assignment3", package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copyfile(REPO / "student_template" / "assignment3" / "answers.toml", package / "answers.toml")
+    (package / "attention.py").write_text(edit((package / "attention.py").read_text()))
+    (tmp_path / "here").mkdir()
+    return package
 
 
 def next_line(output: str) -> str:
@@ -62,6 +79,64 @@ def test_a_package_path_is_repeated_and_common_mistakes_are_said_plainly(tmp_pat
     assert next_line(out) == ("Next: fix causal_mask, the first failing task in the README's order, then run "
                               "`grader check assignment3 ../work2 --task causal_mask --verbose`: it shows pytest's "
                               "full output.")
+
+
+def test_a_renamed_function_is_named_with_the_students_file_and_the_next_step_restores_it(tmp_path: Path) -> None:
+    student_copy(tmp_path, lambda text: text.replace("causal_mask", "make_causal_mask"))
+
+    result = run_check("assignment3", "../work", cwd=tmp_path / "here")
+    out = result.stdout
+    assert result.returncode == 1 and "Traceback" not in out + result.stderr, out + result.stderr
+    sentence = ("test_attention.py failed: ../work/assignment3/attention.py has no causal_mask (renamed or removed? "
+                "the public tests import it by that name)")
+    assert out.count(sentence) == 5, out  # the five tasks test_attention.py holds
+    assert "grader-check-" not in out and "cannot import name" not in out and "ImportError" not in out, out
+    assert next_line(out) == ("Next: give causal_mask its name back in ../work/assignment3/attention.py (the public "
+                              "tests import it by that name), then run `grader check assignment3 ../work` again.")
+
+
+_LOCATION = re.compile(r"^\s*(\S+\.py):\d+:", re.M)  # pytest's ``path:line:`` of each traceback entry
+
+
+def test_verbose_names_every_file_by_a_path_that_resolves_from_the_students_folder(tmp_path: Path) -> None:
+    course = tmp_path / "course"  # the public tests beside the check's temporary folders: pytest prints them relative
+    shutil.copytree(REPO / "assignments" / "assignment3", course / "assignment3",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "scratch").mkdir()
+    student_copy(tmp_path, lambda text: text.replace("diagonal=1)", "diagonal=1) + [1]", 1))  # raises in their file
+
+    result = run_check("assignment3", "../work", "--task", "causal_mask", "--verbose", cwd=tmp_path / "here",
+                       TMPDIR=str(tmp_path / "scratch"), GRADER_ASSIGNMENTS=str(course))
+    out = result.stdout
+    assert result.returncode == 1 and "--- pytest's output of" in out, out + result.stderr
+    locations = set(_LOCATION.findall(out))
+    assert any(p.endswith("public_tests/test_attention.py") for p in locations), out
+    assert "../work/assignment3/attention.py" in locations, out
+    assert [p for p in locations if not (tmp_path / "here" / p).is_file()] == [], out
+    assert "scratch" not in out, out
+
+
+def test_next_names_the_next_unfinished_task_or_says_which_tasks_did_not_run(tmp_path: Path) -> None:
+    package = student_copy(tmp_path)
+    shutil.copyfile(REPO / "student_template" / "assignment3" / "tiny_gpt.py", package / "tiny_gpt.py")
+
+    whole = run_check("assignment3", "../work", cwd=tmp_path / "here")
+    assert next_line(whole.stdout) == ("Next: implement tiny_gpt, the first task in the README's order not done yet, "
+                                       "then run `grader check assignment3 ../work --task tiny_gpt`.")
+    one = run_check("assignment3", "../work", "--task", "causal_mask", cwd=tmp_path / "here")
+    assert next_line(one.stdout) == ("Next: the public tests of causal_mask pass; the other tasks were not run this "
+                                     "time: run `grader check assignment3 ../work` to check them all.")
+
+
+def test_a_watch_rerun_of_some_tasks_does_not_skip_to_the_quiz() -> None:
+    spec = load_assignment("assignment3")  # a --watch re-run: the tasks typed are none, the tasks run a few
+    outcome = CheckOutcome(package=Path("assignment3"), quiz_unanswered=["q1"], quiz_questions=1, quiz_checked=True)
+    outcome.tasks = [PublicTaskResult("causal_mask", [PublicTest("test_one", "passed")], expected=1, done=True)]
+    assert next_step(spec, outcome, Invocation.of(spec)) == (
+        "Next: the public tests of causal_mask pass; the other tasks were not run this time: run "
+        "`grader check assignment3` to check them all.")
+    outcome.tasks = []  # only the quiz changed
+    assert next_step(spec, outcome, Invocation.of(spec)).startswith("Next: answer the quiz in answers.toml")
 
 
 def test_a_notebook_path_is_repeated_and_its_answers_are_the_answers_cell(tmp_path: Path) -> None:
