@@ -10,6 +10,7 @@ from autograder.errors import TransportError
 from autograder.sandbox.host import (
     JobResult,
 )
+from autograder.submission.package import missing_name_message
 
 
 def read_tensor_file(job_dir: Path | None, name: Any) -> bytes | None:
@@ -37,6 +38,9 @@ def format_error(error: Any) -> str:
     message = str(error.get("message", ""))[:300]
     where = error.get("where")
     text = f"{kind}: {message}" if message else kind
+    missing = error.get("missing")
+    if isinstance(missing, dict) and all(isinstance(missing.get(k), str) for k in ("file", "name")):
+        text = missing_name_message(missing["file"][:200], missing["name"][:120], "the grader calls")  # as check says
     if kind == "MemoryError":
         text += " (ran out of memory under the grader's limit)"
     text += f" ({where})" if isinstance(where, str) else ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.submission.package import missing_name_message
 from autograder.util.paths import display_path
 
 FAILING = ("failed", "timeout", "crashed")  # statuses that fail a test
@@ -34,8 +35,8 @@ class MissingName:
     name: str
 
     def sentence(self) -> str:
-        """The one wording of this fact, wherever ``grader check`` says it."""
-        return f"{self.file} has no {self.name} (renamed or removed? the public tests import it by that name)"
+        """The wording grading uses too (``submission.package.missing_name_message``)."""
+        return missing_name_message(self.file, self.name, "the public tests import")
 
 
 @dataclass

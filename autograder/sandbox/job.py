@@ -397,7 +397,20 @@ def _describe_exception(exc: BaseException, workdir: str,
         kind = "MemoryError"
     try:
         stand_in = _stand_in_lacking(exc, substitutions or {})
+        missing = _missing_from_own_module(exc, workdir)
     except BaseException:  # noqa: BLE001 - a hostile __class__ or attribute
-        stand_in = None
-    return {"type": str(kind)[:80], "message": message[:500], "where": where, "stand_in": stand_in}
+        stand_in = missing = None
+    return {"type": str(kind)[:80], "message": message[:500], "where": where, "stand_in": stand_in,
+            "missing": missing}
+
+
+def _missing_from_own_module(exc: BaseException, workdir: str) -> dict[str, str] | None:
+    """``{"file": "assignment3/attention.py", "name": "causal_mask"}`` when an AttributeError was raised on one of
+    the student's own modules (a function renamed or removed), None otherwise."""
+    if not isinstance(exc, AttributeError) or not isinstance(exc.name, str) or not isinstance(exc.obj, types.ModuleType):
+        return None
+    file = getattr(exc.obj, "__file__", None)
+    if not isinstance(file, str) or not file.startswith(workdir + os.sep):
+        return None
+    return {"file": os.path.relpath(file, workdir), "name": exc.name}
 

@@ -133,6 +133,17 @@ def _looks_like_package(folder: Path, marker_files: set[str]) -> bool:
     return any((folder / name).is_file() for name in marker_files)
 
 
+def missing_name_message(file: str, name: str, user: str) -> str:
+    """The one sentence for a name the student's file lacks (renamed or removed), wherever it is found.
+
+    Args:
+        file: The student's file as the reader sees it (``assignment3/attention.py``).
+        name: The missing name (``causal_mask``).
+        user: Who looks it up, with the verb (``the public tests import``, ``the grader calls``).
+    """
+    return f"{file} has no {name} (renamed or removed? {user} it by that name)"
+
+
 def size_message(name: str, size: int) -> str:
     """The one sentence for a graded file over the limit, wherever it came from."""
     return f"{name} is {size / 1e6:.1f} MB; the limit for a graded file is {MAX_STUDENT_FILE_BYTES >> 20} MiB"

@@ -134,6 +134,18 @@ def test_a_module_that_imports_a_broken_one_is_graded_with_its_fallback(grader, 
         next(note for note in report.notes if note.startswith("positions.py"))]
 
 
+def test_a_renamed_function_is_said_as_grader_check_says_it(grader, repo, tmp_path):
+    """``grader check`` and grading word a missing function with one sentence (submission/package.py)."""
+    package = tmp_path / "assignment3"
+    shutil.copytree(repo / "reference_solutions" / "assignment3", package, ignore=shutil.ignore_patterns("__pycache__"))
+    source = (package / "attention.py").read_text()
+    (package / "attention.py").write_text(source.replace("def causal_mask(", "def make_causal_mask(", 1))
+    task = grader.grade(package, only={"causal_mask"}).tasks[0]
+    assert task.score == 0
+    assert {c.message for c in task.checks} == {
+        "assignment3/attention.py has no causal_mask (renamed or removed? the grader calls it by that name)"}
+
+
 MASK_LINE = "    return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)"
 
 
