@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from autograder.cli import main
 from autograder.errors import AssignmentError
+from autograder.judge.verdict import Judge
 from autograder.judge.transport import Foreign
 from autograder.show import figures as api
 from autograder.show.catalog import load_catalog
@@ -25,7 +26,10 @@ from autograder.show.page import PageInfo, render_page
 from autograder.show.panel import DRAWN, PLACEHOLDER
 from autograder.show.render import render_expected, render_figures
 from autograder.show.outcome import ProbeResult
+from autograder.probe import derive_seed
 from autograder.spec.assignment import load_assignment
+from autograder.spec.mutation import load_mutations
+from tests.assignments.in_process import InProcess
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
@@ -159,6 +163,60 @@ def test_a_mask_that_lets_queries_see_the_future_is_named(a3_catalog, tmp_path):
         "ok", outputs={"weights": leaky, "causal weights": leaky}), tmp_path)
     assert any(kind == "bad" and "largest weight above the diagonal 0.17" in text and "see the future" in text
                for kind, text in panel.notes)
+
+
+# -- known mistakes' own code, probed here (no sandbox): what the notes say of it is true ----------------------
+
+
+@pytest.fixture(scope="module")
+def a3_here(a3):
+    return InProcess(a3, "show")
+
+
+def _probed(a3, a3_catalog, a3_here, name: str, mistake: str | None, tmp_path: Path):
+    """Figure ``name`` drawn from its probe run here on the reference, or on it with the known ``mistake``."""
+    figure = _figure(a3_catalog, name)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    package = a3_here.reference
+    if mistake is not None:
+        package = a3_here.package(next(m for m in load_mutations(a3, "mistakes") if m.id == mistake), tmp_path)
+    check = figure.probe.__check__
+    outputs = Judge(a3, a3_here.reference, {}, [], tmp_path / "judge").run_reference_probe(
+        check, derive_seed(a3.seed, check.name), package)
+    return draw_panel(figure, ProbeResult("ok", outputs=outputs), tmp_path)
+
+
+@pytest.mark.parametrize("mistake, says", [
+    ("causal_mask_diagonal_0", "causal: 3 of 18 rows are NaN: a query whose keys are all masked — its own key, on "
+                               "the diagonal, must stay visible — or an overflow; the other rows are exactly zero "
+                               "above the diagonal"),
+    ("causal_mask_diagonal_2", "causal: largest weight above the diagonal 0.98 — queries see the future"),
+], ids=["diagonal_0", "diagonal_2"])
+def test_a_mask_hiding_the_diagonal_is_told_from_one_showing_the_future(a3, a3_catalog, a3_here, tmp_path, mistake,
+                                                                         says):
+    """triu(diagonal=0) leaves query 0 no key: its softmax row is NaN, which is no weight above the diagonal."""
+    panel = _probed(a3, a3_catalog, a3_here, "attention_weights", mistake, tmp_path)
+    diagonal = [(kind, text) for kind, text in panel.notes if "diagonal" in text]
+    assert diagonal == [("bad", says)], panel.notes
+    if mistake == "causal_mask_diagonal_0":
+        assert ("bad", "causal: 3 of 18 rows are NaN, the others sum to 1") in panel.notes
+
+
+def test_nan_rows_beside_a_future_leak_still_show_the_leak(a3_catalog, tmp_path):
+    leaky = torch.full((1, 3, 6, 6), 1 / 6)
+    leaky[0, 1, 2] = math.nan
+    panel = draw_panel(_figure(a3_catalog, "attention_weights"), ProbeResult(
+        "ok", outputs={"weights": leaky, "causal weights": leaky}), tmp_path)
+    assert ("bad", "causal: largest weight above the diagonal 0.17 — queries see the future") in panel.notes
+    assert ("bad", "causal: 1 of 18 rows are NaN, the others sum to 1") in panel.notes
+
+
+@pytest.mark.slow
+def test_a_model_whose_mask_hides_the_diagonal_has_nan_maps_not_a_future(a3, a3_catalog, a3_here, tmp_path):
+    panel = _probed(a3, a3_catalog, a3_here, "attention_maps", "causal_mask_diagonal_0", tmp_path)
+    assert ("bad", "all 8 maps: 96 of 96 rows are NaN: a query whose keys are all masked — its own key, on the "
+                   "diagonal, must stay visible — or an overflow") in panel.notes
+    assert not [text for kind, text in panel.notes if "future" in text], panel.notes
 
 
 @pytest.mark.parametrize("outputs, reason", [

@@ -30,20 +30,47 @@ def _cells(values):
             yield (i, j), float(values[i, j])
 
 
+def nan_rows(weights):
+    """How many rows of ``weights`` (..., n, m) hold a NaN, and how many rows there are."""
+    return int(weights.isnan().any(-1).sum()), weights[..., 0].numel()
+
+
 def rows_sum_to_one(notes, weights, what, tolerance=1e-4):
-    """Note whether every row of ``weights`` (..., n, m) sums to 1."""
+    """Note whether every row of ``weights`` (..., n, m) sums to 1. NaN rows are counted, and the sums quoted are
+    those of the other rows: a NaN would hide them (the min and max of a tensor with a NaN are NaN)."""
     sums = weights.sum(-1)
-    worst = float((sums - 1).abs().nan_to_num(nan=float("inf")).max())
-    return notes.check(worst <= tolerance, f"{what}: every row sums to 1",
-                       f"{what}: rows sum to {float(sums.min()):.3g} … {float(sums.max()):.3g}, not 1")
+    nan, rows = nan_rows(weights)
+    sums = sums[~sums.isnan()]
+    right = bool(len(sums)) and float((sums - 1).abs().max()) <= tolerance
+    spread = f"{float(sums.min()):.3g} … {float(sums.max()):.3g}, not 1" if len(sums) else ""
+    if not nan:
+        return notes.check(right, f"{what}: every row sums to 1", f"{what}: rows sum to {spread}")
+    if nan == rows:
+        notes.bad(f"{what}: no row sums to 1, all {rows} are NaN")
+        return False
+    others = "the others sum to 1" if right else f"the others sum to {spread}"
+    notes.bad(f"{what}: {nan} of {rows} rows are NaN, {others}")
+    return False
 
 
 def nothing_above_diagonal(notes, weights, what):
-    """Note whether the weights above the diagonal (query i, key j > i) are exactly zero."""
-    above = torch.triu(weights, diagonal=1).nan_to_num(nan=1.0).abs()
-    largest = float(above.max())
-    return notes.check(largest == 0.0, f"{what}: above the diagonal exactly zero — no query sees the future",
-                       f"{what}: largest weight above the diagonal {largest:.2g} — queries see the future")
+    """Note whether the weights above the diagonal (query i, key j > i) are exactly zero.
+
+    A NaN is no weight: the largest weight above the diagonal is that of the numbers there (only a number there
+    is a query seeing the future), and NaN rows are reported as what they are.
+    """
+    largest = float(torch.triu(weights, diagonal=1).nan_to_num(nan=0.0).abs().max())
+    if largest != 0.0:
+        notes.bad(f"{what}: largest weight above the diagonal {largest:.2g} — queries see the future")
+        return False
+    nan, rows = nan_rows(weights)
+    if nan:
+        others = "; the other rows are exactly zero above the diagonal" if nan < rows else ""
+        notes.bad(f"{what}: {nan} of {rows} rows are NaN: a query whose keys are all masked — its own key, on "
+                  f"the diagonal, must stay visible — or an overflow{others}")
+        return False
+    notes.ok(f"{what}: above the diagonal exactly zero — no query sees the future")
+    return True
 
 
 def attempt(outputs, name, call):
