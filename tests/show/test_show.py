@@ -212,6 +212,21 @@ def test_nan_rows_beside_a_future_leak_still_show_the_leak(a3_catalog, tmp_path)
 
 
 @pytest.mark.slow
+def test_a_model_reading_the_future_gets_no_check_mark_for_a_loss_below_the_floor(a3, a3_catalog, a3_here, tmp_path):
+    """TinyGPT.forward calling its blocks without causal=True: the loss falls to 0.00, which no model predicting
+    each token from the earlier ones reaches (the caption's floor, ln 10 / 11); the reference's loss, just above
+    the floor, keeps its ✓."""
+    cheat = _probed(a3, a3_catalog, a3_here, "loss_curve", "gpt_not_causal", tmp_path / "cheat")
+    loss = [(kind, text) for kind, text in cheat.notes if text.startswith("the loss")]
+    assert len(loss) == 1 and loss[0][0] == "bad", cheat.notes
+    assert re.fullmatch(r"the loss falls from 2\.\d\d to 0\.00 in 150 steps, below the floor ln 10 / 11 ≈ 0\.21: "
+                        r"the predictions see the tokens they predict — the model reads the future, or the loss "
+                        r"does not score the next token", loss[0][1]), loss
+    right = _probed(a3, a3_catalog, a3_here, "loss_curve", None, tmp_path / "reference")
+    assert [kind for kind, text in right.notes if text.startswith("the loss falls from 2.")] == [NOTE_OK], right.notes
+
+
+@pytest.mark.slow
 def test_a_model_whose_mask_hides_the_diagonal_has_nan_maps_not_a_future(a3, a3_catalog, a3_here, tmp_path):
     panel = _probed(a3, a3_catalog, a3_here, "attention_maps", "causal_mask_diagonal_0", tmp_path)
     assert ("bad", "all 8 maps: 96 of 96 rows are NaN: a query whose keys are all masked — its own key, on the "

@@ -12,6 +12,11 @@ STEPS, SEED = 150, 0  # a short run (~5 s on one thread); the notes train 300 st
 SEQUENCE = (3, 5, 7, 9, 1, 3, 5, 7, 9, 1, 3, 5)
 PROMPTS = {"3 5": ((3, 5), 8, (7, 9, 1, 3, 5, 7, 9, 1)), "8 1": ((8, 1), 6, (4, 7, 0, 3, 6, 9))}
 FLOOR = math.log(10) / 11  # the first prediction of a progression is a guess: ln 10 spread over 11 predictions
+# A final loss below this is ✗: the predictions see the tokens they predict. Half the floor, not the floor: a
+# batch's loss is only an estimate, and the reference's final loss (train(150, seed), one thread) was 0.211 …
+# 0.230 for seeds 0 … 11, the lowest of any of their last ten steps 0.211, just above the floor (0.209); a model
+# whose blocks run without causal=True ended at 0.0015 … 0.0025 (seeds 0 … 3).
+BELOW_FLOOR = FLOOR / 2
 
 
 def _all_progressions():
@@ -43,7 +48,8 @@ def short_training(impl, ctx):
     The loss of every step of your train(steps={STEPS}, seed={SEED}), a short run made for this page (the notes
     train 300 steps). It starts near ln 10 ≈ 2.3, a uniform guess over ten digits, and falls quickly once the
     model has learnt to continue a progression from its first two tokens. It cannot fall below about
-    ln 10 / 11 ≈ {FLOOR:.2f}: the first prediction of each sequence (from one token) is still a guess.""")
+    ln 10 / 11 ≈ {FLOOR:.2f}: the first prediction of each sequence (from one token) is still a guess. A loss far
+    below it means the predictions see the tokens they are asked for.""")
 def loss_curve(data, fig, notes):
     losses = data.tensor("losses", ndim=1)
     if not len(losses):
@@ -58,9 +64,13 @@ def loss_curve(data, fig, notes):
     ax.grid(alpha=0.3)
     notes.check(len(losses) == STEPS, f"{STEPS} losses, one per step", f"{len(losses)} losses for {STEPS} steps")
     first, last = float(losses[0]), float(losses[-1])
-    notes.check(last < 0.6 and last < first, f"the loss falls from {first:.2f} to {last:.2f} in {len(losses)} steps",
-                f"the loss goes from {first:.2f} to {last:.2f} in {len(losses)} steps; a correct model gets "
-                f"below 0.3")
+    falls = f"the loss falls from {first:.2f} to {last:.2f} in {len(losses)} steps"
+    if last < BELOW_FLOOR:
+        notes.bad(f"{falls}, below the floor ln 10 / 11 ≈ {FLOOR:.2f}: the predictions see the tokens they "
+                  f"predict — the model reads the future, or the loss does not score the next token")
+    else:
+        notes.check(last < 0.6 and last < first, falls, f"the loss goes from {first:.2f} to {last:.2f} in "
+                    f"{len(losses)} steps; a correct model gets below 0.3")
     accuracy = data.get("accuracy")
     if isinstance(accuracy, torch.Tensor) and accuracy.numel() == 1:
         notes.info(f"after {STEPS} steps it predicts {100 * float(accuracy):.1f} % of the predictable tokens of all "
