@@ -200,6 +200,16 @@ def test_a_mask_hiding_the_diagonal_is_told_from_one_showing_the_future(a3, a3_c
     assert diagonal == [("bad", says)], panel.notes
     if mistake == "causal_mask_diagonal_0":
         assert ("bad", "causal: 3 of 18 rows are NaN, the others sum to 1") in panel.notes
+        assert (NOTE_OK, "causal: out = weights v") in panel.notes  # NaN in the same rows of both: no difference
+
+
+def test_a_nan_in_both_outputs_compared_is_no_difference(a3, a3_catalog, a3_here, tmp_path):
+    """triu(diagonal=0) makes row 0 of layer(tokens, causal=True) NaN, and decode_without_cache's too (it runs the
+    layer causally on each prefix), while decode_with_cache attends over the cache without a mask."""
+    panel = _probed(a3, a3_catalog, a3_here, "projection_rows", "causal_mask_diagonal_0", tmp_path)
+    assert (NOTE_OK, "decode_without_cache equals layer(tokens, causal=True)") in panel.notes
+    assert ("bad", "decode_with_cache differs from layer(tokens, causal=True) by up to 0.25; 16 of 192 values are "
+                   "NaN in one and a number in the other") in panel.notes
 
 
 def test_nan_rows_beside_a_future_leak_still_show_the_leak(a3_catalog, tmp_path):

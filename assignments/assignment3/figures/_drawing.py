@@ -73,6 +73,23 @@ def nothing_above_diagonal(notes, weights, what):
     return True
 
 
+def difference(actual, expected, tolerance):
+    """How ``actual`` differs from ``expected`` (one shape), as the end of a note, or "" if they agree.
+
+    Infinities count as NaN (as ``Data.tensor`` reads them). A NaN at the same place in both is the same result,
+    not a difference (``nan_to_num`` would make it one); a NaN in one of them only is counted, never given a size.
+    """
+    actual, expected = (torch.where(x.isinf(), torch.full_like(x, float("nan")), x) for x in (actual, expected))
+    numbers = ~(actual.isnan() | expected.isnan())
+    worst = float((actual - expected)[numbers].abs().max()) if bool(numbers.any()) else 0.0
+    lone = int((actual.isnan() ^ expected.isnan()).sum())
+    parts = [f" by up to {worst:.3g}"] if worst >= tolerance else []
+    if lone:
+        parts.append(f"{';' if parts else ':'} {lone} of {actual.numel()} values are NaN in one and a number in "
+                     f"the other")
+    return "".join(parts)
+
+
 def attempt(outputs, name, call):
     """Run ``call()`` in a probe and store its result as ``outputs[name]``; if it fails, store why as
     ``outputs[name + "_error"]`` instead, so one unfinished function does not cost the figures of the others."""

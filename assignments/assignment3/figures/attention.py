@@ -1,7 +1,7 @@
 """assignment3's attention figures: weights with and without the causal mask, and heads split and merged."""
 
 import torch
-from _drawing import heatmap, nothing_above_diagonal, rows_sum_to_one
+from _drawing import difference, heatmap, nothing_above_diagonal, rows_sum_to_one
 
 from autograder.show.figures import figure, probe
 
@@ -52,17 +52,15 @@ def _formula_notes(data, plain, causal, notes):
     k = data.tensor("k", shape=(1, ATTENTION_HEADS, TOKENS, WIDTH))[0].double()
     v = data.tensor("v", shape=(1, ATTENTION_HEADS, TOKENS, VALUE_WIDTH))[0].double()
     formula = torch.softmax(q @ k.transpose(-2, -1) / WIDTH ** 0.5, dim=-1)
-    worst = float((plain - formula).abs().nan_to_num(nan=1.0).max())
-    notes.check(worst < 1e-5, "without mask: the weights are softmax(q kᵀ / √d_k) in each of the three heads, as "
-                "the docstring says", f"without mask: the weights differ from softmax(q kᵀ / √d_k) by up to "
-                f"{worst:.3g}")
+    differs = difference(plain, formula, 1e-5)
+    notes.check(not differs, "without mask: the weights are softmax(q kᵀ / √d_k) in each of the three heads, as "
+                "the docstring says", f"without mask: the weights differ from softmax(q kᵀ / √d_k){differs}")
     expected = (1, ATTENTION_HEADS, TOKENS, VALUE_WIDTH)
     for label, name, weights in (("without mask", "out", plain), ("causal", "causal out", causal)):
         out = data.get(name)
         if isinstance(out, torch.Tensor) and tuple(out.shape) == expected:
-            worst = float((out[0].double() - weights.double() @ v).abs().nan_to_num(nan=1.0).max())
-            notes.check(worst < 1e-5, f"{label}: out = weights v", f"{label}: out differs from weights v by up to "
-                        f"{worst:.3g}")
+            differs = difference(out[0].double(), weights.double() @ v, 1e-5)
+            notes.check(not differs, f"{label}: out = weights v", f"{label}: out differs from weights v{differs}")
         else:
             shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
             notes.bad(f"{label}: out has shape {shape}, not {expected}, i.e. (batch, heads, n, d_v)")

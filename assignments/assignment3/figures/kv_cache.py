@@ -1,6 +1,7 @@
 """assignment3's KV-cache figures: rows through the key projection while decoding, and the cache's size."""
 
 import torch
+from _drawing import difference
 
 from autograder.probe import rows_counter
 from autograder.show.figures import Unusable, figure, probe
@@ -65,9 +66,9 @@ def projection_rows(data, fig, notes):
         except Unusable as exc:
             notes.bad(f"decode_{name.replace(' ', '_')} of 12 tokens: {exc}")
             continue
-        worst = float((out - expected).abs().nan_to_num(nan=float("inf")).max())
-        notes.check(worst < 1e-4, f"decode_{name.replace(' ', '_')} equals layer(tokens, causal=True)",
-                    f"decode_{name.replace(' ', '_')} differs from layer(tokens, causal=True) by up to {worst:.3g}")
+        differs = difference(out, expected, 1e-4)
+        notes.check(not differs, f"decode_{name.replace(' ', '_')} equals layer(tokens, causal=True)",
+                    f"decode_{name.replace(' ', '_')} differs from layer(tokens, causal=True){differs}")
 
 
 @probe(timeout=10, tasks=("kv_cache_bytes",))
