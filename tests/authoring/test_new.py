@@ -62,7 +62,7 @@ def test_a_new_assignment_verifies_audits_and_releases_as_it_is(tmp_path):
     assert released.exit_code == 0, released.output
     shipped = tmp_path / "release" / "demo101-student" / "assignments" / "demo101"
     assert sorted(p.name for p in shipped.iterdir()) == ["STUDENT_README.md", "assignment.toml", "figures",
-                                                         "public_tests", "quiz.toml"]
+                                                         "public_tests", "quiz.toml", "student_template.json"]
     # the instructor's next step: a function the reference does not define is named by `grader template` at once
     manifest.write_text(manifest.read_text().replace('functions = ["ops.softmax"]', 'functions = ["ops.sofmax"]'))
     templated = _grader(tmp_path, "template", "demo101")
