@@ -9,7 +9,7 @@ from pathlib import Path
 from autograder.authoring.minimums import Figure, missed_minimums
 from autograder.errors import GraderError
 from autograder.probe.checks import checks_file_problems
-from autograder.spec.assignment import MANIFEST, Assignment
+from autograder.spec.assignment import MANIFEST, Assignment, missing_paths
 from autograder.spec.manifest import location
 from autograder.spec.mutation import load_mutations
 from autograder.spec.quiz import load_key, load_questions
@@ -20,18 +20,65 @@ LETTERS = "abcd"
 
 def lint_assignment(assignment: Assignment) -> list[str]:
     """Every authoring problem of the assignment, one line each (none when it is sound)."""
-    return (checks_problems(assignment) + reference_name_problems(assignment) + mutation_problems(assignment)
-            + key_balance_problems(assignment))
+    return (declared_path_problems(assignment) + checks_problems(assignment) + public_test_problems(assignment)
+            + reference_name_problems(assignment) + mutation_problems(assignment) + key_balance_problems(assignment))
+
+
+def declared_path_problems(assignment: Assignment) -> list[str]:
+    """Every file and folder the manifest names exists: each task's ``checks``, the quiz's ``questions`` and
+    ``key``, ``public_tests`` (a student's copy lacks the hidden ones; the instructor's may not)."""
+    return list(missing_paths(assignment).values())
 
 
 def checks_problems(assignment: Assignment) -> list[str]:
-    """Each task's checks file exists, loads, binds every check to a task that exists, and names known tolerances
-    wherever it names one (a helper shared by several files is reported once)."""
+    """Each task's checks file loads, binds every check to a task that exists, and names known tolerances
+    wherever it names one (a helper shared by several files is reported once); a missing file is
+    :func:`declared_path_problems`'."""
     problems: dict[str, None] = {}
     for task in assignment.tasks:
-        _, found = checks_file_problems(task.checks, task.id, assignment.task_ids)
-        problems.update(dict.fromkeys(found))
+        if task.checks is not None and task.checks.is_file():
+            _, found = checks_file_problems(task.checks, task.id, assignment.task_ids)
+            problems.update(dict.fromkeys(found))
     return list(problems)
+
+
+def public_test_problems(assignment: Assignment) -> list[str]:
+    """Every ``@pytest.mark.task("id")`` of the public tests names a code task of the manifest (``grader check``
+    runs a test with its task, and one of no task not at all), and every public test file parses."""
+    if not assignment.public_tests.is_dir():
+        return []  # reported by declared_path_problems
+    known = [task.id for task in assignment.tasks]
+    problems = []
+    for path in sorted(assignment.public_tests.rglob("*.py")):
+        try:
+            tree = parse(path.read_text(encoding="utf-8"), str(path))
+        except SyntaxError as exc:
+            problems.append(f"{path}:{exc.lineno or '?'}: SyntaxError: {exc.msg}")
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(f"{path}: cannot read it: {exc}")
+            continue
+        for line, task in _task_markers(tree):
+            if task not in known:
+                close = get_close_matches(task, known, n=1)
+                fix = f"did you mean {close[0]}? " if close else ""
+                problems.append(f"{path}:{line}: @pytest.mark.task({task!r}) names no task of the assignment "
+                                f"(grader check does not run the test and reports it failed): {task} — {fix}"
+                                f"(tasks: {', '.join(known)})")
+    return problems
+
+
+def _task_markers(tree: ast.AST) -> list[tuple[int, str]]:
+    """``(line, task id)`` of each ``mark.task("id")`` in a test file (``pytest.mark.task`` or ``mark.task``), in
+    decorators, ``pytestmark`` or anywhere else; an id that is not a literal string cannot be checked here."""
+    found = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "task"
+                and isinstance(node.func.value, (ast.Attribute, ast.Name))
+                and getattr(node.func.value, "attr", getattr(node.func.value, "id", "")) == "mark"
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            found.append((node.lineno, node.args[0].value))
+    return sorted(found)
 
 
 def reference_name_problems(assignment: Assignment) -> list[str]:

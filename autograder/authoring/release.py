@@ -14,7 +14,7 @@ from autograder.authoring.dependencies import INSTRUCTOR_ONLY
 from autograder.authoring.readme import STUDENT_README
 from autograder.authoring.template import find_regions, render_template, template_drift
 from autograder.errors import ReleaseError
-from autograder.spec.assignment import Assignment, assignments_root
+from autograder.spec.assignment import Assignment, assignments_root, missing_paths
 from autograder.spec.manifest import FORBIDDEN_NAME_PARTS
 from autograder.spec.quiz import load_key
 from autograder.submission.intake import SHIPPED_TEMPLATE, shipped_template
@@ -324,13 +324,18 @@ def build_classroom(assignment: Assignment, student: Path, destination: Path) ->
 
 
 def check_releasable(assignment: Assignment) -> dict[str, bytes]:
-    """The fast checks a release never skips; returns the freshly generated template.
+    """The fast checks a release never skips, before anything is written; returns the freshly generated template.
 
     Raises:
-        ReleaseError: If the committed template drifted from the reference or the quiz key is unsound.
+        ReleaseError: If a file or folder the manifest names does not exist, the committed template drifted from
+            the reference or the quiz key is unsound.
     """
     from autograder.authoring.verify import check_quiz_key
 
+    missing = list(missing_paths(assignment).values())
+    if missing:
+        raise ReleaseError(missing[0] + (f" (and {len(missing) - 1} more: `grader verify {assignment.name}` lists "
+                                         f"them)" if len(missing) > 1 else ""))
     drift = template_drift(assignment)
     if drift:
         raise ReleaseError(f"{drift[0]}" + (f" (and {len(drift) - 1} more)" if len(drift) > 1 else "")

@@ -9,7 +9,7 @@ from autograder.authoring.quiz_cues import blind_bound, blind_summary, cue_probl
 from autograder.authoring.template import template_drift
 from autograder.errors import GraderError
 from autograder.reports.results import NOT_IMPLEMENTED, GradeReport
-from autograder.spec.assignment import Assignment
+from autograder.spec.assignment import Assignment, absent_file
 from autograder.spec.quiz import load_key, load_questions, read_answers
 from autograder.util.paths import display_path
 
@@ -50,7 +50,7 @@ def check_quiz_key(assignment: Assignment) -> Finding:
         return finding
     try:
         questions = load_questions(quiz)
-        key = load_key(quiz)
+        key = load_key(quiz, absent_file(assignment, quiz.key_file))
     except GraderError as exc:
         return Finding("quiz key", False, [str(exc)])
     problems = _key_problems(questions, key)
@@ -162,12 +162,14 @@ def grade_reference_and_template(assignment: Assignment) -> list[Finding]:
 
 
 def check_authoring(assignment: Assignment) -> Finding:
-    """Checks files load and bind every check to a real task, manifest names exist in the reference, mutations
-    have one form and meet the ``[audit]`` minimums, the quiz key is balanced (``authoring/lint.py``)."""
+    """Files and folders the manifest names exist, checks files load and bind every check to a real task, public
+    tests are tagged with real tasks, manifest names exist in the reference, mutations have one form and meet the
+    ``[audit]`` minimums, the quiz key is balanced (``authoring/lint.py``)."""
     problems = lint_assignment(assignment)
     if problems:
         return Finding("authoring", False, problems)
-    return Finding("authoring", True, ["checks bound to real tasks, manifest names defined in the reference, "
+    return Finding("authoring", True, ["declared files exist, checks and public tests bound to real tasks, "
+                                       "manifest names defined in the reference, "
                                        f"at least {assignment.audit.min_mistakes} mistakes and "
                                        f"{assignment.audit.min_variants} variants"])
 

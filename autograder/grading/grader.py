@@ -36,7 +36,7 @@ from autograder.sandbox.host import (
     start_zygotes,
 )
 from autograder.sandbox.memory import GRADER_OOM_SCORE_ADJ, current_plan, set_oom_score_adj
-from autograder.spec.assignment import Assignment, Task
+from autograder.spec.assignment import Assignment, Task, absent_file
 from autograder.spec.fingerprint import assignment_fingerprint
 from autograder.spec.mutation import diagnosable_mistakes
 from autograder.spec.quiz import (
@@ -112,7 +112,7 @@ class Grader:
     # -- loading ---------------------------------------------------------------------------------------
 
     def _load_checks(self, task: Task) -> list[Check]:
-        return task_checks(task.checks, task.id, self.assignment.task_ids)
+        return task_checks(task.checks, task.id, self.assignment.task_ids, absent_file(self.assignment, task.checks))
 
     # -- grading ---------------------------------------------------------------------------------------
 
@@ -290,7 +290,8 @@ class Grader:
         if quiz is None:
             raise AssignmentError(f"{self.assignment.name} has no quiz")
         answers, problem = read_answers(prepared.package_dir / quiz.answers_file)
-        graded = grade_answers(load_questions(quiz), load_key(quiz), answers)
+        questions = load_questions(quiz)
+        graded = grade_answers(questions, load_key(quiz, absent_file(self.assignment, quiz.key_file)), answers)
         result = score_task(quiz.task_id, quiz.title, quiz.points, quiz_checks(graded, quiz.feedback, problem))
         correct = sum(a.correct for a in graded)
         result.feedback = f"{correct} of {len(graded)} answers correct" + (f"; {problem}" if problem else "")

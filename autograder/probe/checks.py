@@ -147,33 +147,36 @@ def load_checks_file(path: Path, name: str) -> dict[str, Any]:
     return run_checks_file(compile(path.read_text(), str(path), "exec"), helpers, name)
 
 
-def task_checks(path: Path | None, task: str, task_ids: Sequence[str]) -> list[Check]:
+def task_checks(path: Path | None, task: str, task_ids: Sequence[str], absent: str = "") -> list[Check]:
     """Load a task's checks file as the grader does and return the task's checks, refusing what would be lost.
 
     Args:
         path: The task's checks file.
         task: The task's id.
         task_ids: Every task id of the assignment (the quiz's included).
+        absent: Why the file is absent, if it is and the manifest is to blame (``spec.assignment.absent_file``).
 
     Raises:
         AssignmentError: The first of :func:`checks_file_problems`.
     """
-    checks, problems = checks_file_problems(path, task, task_ids)
+    checks, problems = checks_file_problems(path, task, task_ids, absent)
     if problems:
         raise AssignmentError(problems[0])
     return checks
 
 
-def checks_file_problems(path: Path | None, task: str, task_ids: Sequence[str]) -> tuple[list[Check], list[str]]:
+def checks_file_problems(path: Path | None, task: str, task_ids: Sequence[str],
+                         absent: str = "") -> tuple[list[Check], list[str]]:
     """Load a task's checks file as the grader does: the task's checks, and one line per problem.
 
-    The problems: the file does not exist or fails to load (with the line); a check is bound to a task the
-    assignment does not have (with the nearest id); the file or a helper beside it names an unknown tolerance,
-    in whatever form the probe API takes one (``probe/tolerances.py``); the file declares no check of the task.
+    The problems: the file does not exist (``absent`` when the manifest is to blame, else it is not part of this
+    installation) or fails to load (with the line); a check is bound to a task the assignment does not have (with
+    the nearest id); the file or a helper beside it names an unknown tolerance, in whatever form the probe API
+    takes one (``probe/tolerances.py``); the file declares no check of the task.
     """
     if path is None or not path.is_file():
-        return [], [f"hidden checks for task {task!r} are not part of this installation ({path}); "
-                    f"grading needs the instructor's copy"]
+        return [], [absent or f"hidden checks for task {task!r} are not part of this installation ({path}); "
+                              f"grading needs the instructor's copy"]
     try:
         namespace = load_checks_file(path, f"_checks_{task}")
     except Exception as exc:  # noqa: BLE001 - the instructor's file: one line saying where and what

@@ -13,6 +13,7 @@ from autograder.errors import AssignmentError
 from autograder.spec.late import LatePolicy, parse_when, policy_from_table
 from autograder.spec.manifest import (
     ManifestProblem,
+    declared_paths,
     forbidden_name_problem,
     location,
     missing_file_problem,
@@ -267,6 +268,41 @@ def load_assignment(name: str, root: Path | None = None) -> Assignment:
         return _build(name, folder, filled, data)
     except (KeyError, TypeError, ValueError) as exc:
         raise AssignmentError(f"{manifest_path}: invalid manifest ({exc})") from None
+
+
+def missing_paths(assignment: Assignment) -> dict[Path, str]:
+    """Each file or folder the manifest names that does not exist: its resolved path, and one line naming the
+    manifest's line, the key and the path (``assignment.toml:44: checks names 'hidden/checks/gleu.py', which does
+    not exist``).
+
+    The loader refuses only missing figure files: the hidden ones (checks, the quiz key) are absent from a student's
+    copy by design, so ``grader verify``, ``grader release`` and grading beside the reference ask here.
+    """
+    manifest = assignment.root / MANIFEST
+    try:
+        text = manifest.read_text(encoding="utf-8")
+        filled = validate(load_toml(manifest), text, manifest)
+    except (OSError, UnicodeDecodeError, TOMLDecodeError, ManifestProblem) as exc:
+        raise AssignmentError(f"cannot read {manifest}: {exc}") from None
+    found = {}
+    for declared in declared_paths(filled):
+        problem = missing_file_problem(manifest, text, declared.table, declared.key, declared.index, declared.name,
+                                       declared.folder)
+        if problem:
+            found[(assignment.root / declared.name).resolve()] = problem
+    return found
+
+
+def absent_file(assignment: Assignment, path: Path) -> str:
+    """Why ``path``, a hidden file the manifest names, is absent, when the manifest is to blame ('' otherwise).
+
+    Beside the reference (the instructor's repository, the Gradescope autograder) every declared file must exist:
+    the answer is the manifest's line of :func:`missing_paths`. A student's copy has no reference and no hidden
+    files by design: '' (the caller says the file is not part of the installation).
+    """
+    if path.exists() or not assignment.reference.is_dir():
+        return ""
+    return missing_paths(assignment).get(path.resolve(), "")
 
 
 def _refuse_bad_figure_files(filled: dict, text: str, path: Path) -> None:

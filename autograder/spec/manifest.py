@@ -60,6 +60,7 @@ class Key:
         doc: What it means, in one or two sentences.
         default_words: The default in words when it is not a constant (e.g. "the folder's name").
         file: Whether it names files (relative to the assignment folder) that must exist.
+        folder: Whether it names a folder (relative to the assignment folder) that must exist.
     """
 
     name: str
@@ -68,6 +69,7 @@ class Key:
     doc: str
     default_words: str = ""
     file: bool = False
+    folder: bool = False
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,8 @@ SCHEMA: tuple[Table, ...] = (
             "`reference_solutions/<name>`"),
         Key("template", STRING, None, "Folder of the generated student template, relative to the repository.",
             "`student_template/<name>`"),
-        Key("public_tests", STRING, "public_tests", "Folder of the public tests, relative to the assignment."),
+        Key("public_tests", STRING, "public_tests", "Folder of the public tests, relative to the assignment.",
+            folder=True),
         Key("max_output_bytes", INTEGER, 64 * 1024, "The most printed output kept per job (the rest is cut)."),
         Key("memory_mb", INTEGER, 2048, "Memory budget of one job in MiB."),
         Key("public_timeout", NUMBER, 5.0, "Wall-clock seconds each public test may take in `grader check`, unless "
@@ -236,23 +239,50 @@ def _fill(spec: Table, entry: dict[str, Any], index: int, text: str, path: Path)
     return out
 
 
-def declared_files(filled: dict[str, Any]) -> list[tuple[str, str, int, str]]:
-    """Every file a validated manifest names: ``(table, key, index, relative path)``."""
+@dataclass(frozen=True)
+class DeclaredPath:
+    """A file or folder a manifest names (relative to the assignment folder), and the key that names it."""
+
+    table: str
+    key: str
+    index: int  # which ``[[table]]`` entry (0 for a plain table)
+    name: str
+    folder: bool
+
+
+def declared_paths(filled: dict[str, Any]) -> list[DeclaredPath]:
+    """Every file and folder a validated manifest names, defaults included (``public_tests``)."""
     found = []
     for spec in SCHEMA:
         entries = filled.get(spec.name) or []
         for index, entry in enumerate(entries if spec.array else [entries]):
-            for key in (k for k in spec.keys if k.file and entry.get(k.name) is not None):
+            for key in (k for k in spec.keys if (k.file or k.folder) and entry.get(k.name) is not None):
                 values = entry[key.name] if isinstance(entry[key.name], list) else [entry[key.name]]
-                found += [(spec.name, key.name, index, str(value)) for value in values]
+                found += [DeclaredPath(spec.name, key.name, index, str(value), key.folder) for value in values]
     return found
 
 
-def missing_file_problem(path: Path, text: str, table_name: str, key: str, index: int, name: str) -> str:
-    """The one-line error for a declared file that does not exist ('' when it does)."""
-    if (path.parent / name).is_file():
+def missing_file_problem(path: Path, text: str, table_name: str, key: str, index: int, name: str,
+                         folder: bool = False) -> str:
+    """The one-line error for a declared file (or folder) that does not exist ('' when it does).
+
+    Args:
+        path: The manifest.
+        text: Its text (to find the key's line).
+        table_name: The table of the key.
+        key: The key that names the file.
+        index: Which ``[[table]]`` entry.
+        name: The file, relative to the manifest's folder.
+        folder: It names a folder.
+    """
+    target = path.parent / name
+    if target.is_dir() if folder else target.is_file():
         return ""
-    return location(path, text, table_name, key, index) + f"{key} names {name!r}, which does not exist"
+    given = key_line(text, table_name, key, index) is not None
+    what = "the folder " if folder else ""
+    default = "" if given else f" (the default: {key} is not set)"
+    return (location(path, text, table_name, key, index)
+            + f"{table(table_name).header} {key} names {what}{name!r}, which does not exist{default}")
 
 
 def forbidden_name_problem(name: str) -> str:
@@ -324,8 +354,13 @@ def render_reference() -> str:
              "<!-- Generated from autograder/spec/manifest.py by `python -m autograder.spec.manifest --write`; "
              "do not edit by hand. -->", "",
              "Every key the loader accepts, with its type and default. An unknown table or key, a value of the wrong "
-             "type, a missing required key or a declared file that does not exist is refused with one line naming "
-             "the file, the line and the key. `grader new NAME` writes a manifest with every key commented.", ""]
+             "type, a missing required key or a figure file that does not exist is refused when the manifest loads, "
+             "with one line naming the file, the line and the key. Every other file or folder the manifest names "
+             "(a task's `checks`, the quiz's `questions` and `key`, `public_tests`) is looked up by `grader verify`, "
+             "which names each one that does not exist in the same way, and `grader release` refuses to start while "
+             "one is missing; grading beside the reference (the instructor's copy) names a missing checks file or "
+             "quiz key in the same words. A student's copy lacks the hidden files by design. `grader new NAME` "
+             "writes a manifest with every key commented.", ""]
     for spec in SCHEMA:
         lines += [f"## `{spec.header}`", "", spec.doc + (" Required." if spec.required else ""), "",
                   "| key | type | default | meaning |", "| --- | --- | --- | --- |"]

@@ -44,6 +44,9 @@ def load_questions(quiz: Quiz) -> list[Question]:
     Raises:
         AssignmentError: If the questions file is missing or malformed.
     """
+    if not quiz.questions_file.is_file():  # shipped with every copy: the manifest names the wrong file
+        raise AssignmentError(f"[quiz] questions names {quiz.questions_file}, which does not exist; fix the path in "
+                              f"assignment.toml")
     try:
         data = load_toml(quiz.questions_file)
         return [Question(q["id"], q["text"], dict(q["options"])) for q in data["questions"]]
@@ -51,14 +54,19 @@ def load_questions(quiz: Quiz) -> list[Question]:
         raise AssignmentError(f"cannot read quiz questions {quiz.questions_file}: {exc}") from None
 
 
-def load_key(quiz: Quiz) -> dict[str, dict[str, str]]:
+def load_key(quiz: Quiz, absent: str = "") -> dict[str, dict[str, str]]:
     """Load the hidden key: question id to ``{"answer": letter, "explanation": text}``.
+
+    Args:
+        quiz: The quiz.
+        absent: Why the key is absent, if it is and the manifest is to blame (``spec.assignment.absent_file``).
 
     Raises:
         AssignmentError: If the key is missing (it ships only with the instructor's copy) or malformed.
     """
     if not quiz.key_file.is_file():
-        raise AssignmentError(f"the quiz key is not part of this installation ({quiz.key_file.name} missing)")
+        raise AssignmentError(absent or f"the quiz key is not part of this installation ({quiz.key_file.name} "
+                                        f"missing)")
     try:
         data = load_toml(quiz.key_file)
     except (OSError, TOMLDecodeError) as exc:

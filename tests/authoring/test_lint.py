@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -204,3 +205,74 @@ def test_verify_prints_the_problem_and_grades_nothing(assignment_copy):
     assert "FAIL  authoring" in result.output and "did you mean causal_mask?" in result.output
     assert "not graded: fix the authoring problems first" in result.output
     assert "Traceback" not in result.output
+
+
+# -- files and folders the manifest names ----------------------------------------------------------------
+
+
+def _line_of(path: Path, text: str) -> int:
+    return path.read_text().splitlines().index(text) + 1
+
+
+def test_a_misnamed_public_tests_folder_names_the_key_and_the_path(assignment_copy):
+    manifest = assignment_copy.root / "assignment.toml"
+    _edit(manifest, "[assignment]\n", '[assignment]\npublic_tests = "public_test"\n')
+    line = _line_of(manifest, 'public_tests = "public_test"')
+    assert _problems(assignment_copy) == [
+        f"{manifest}:{line}: [assignment] public_tests names the folder 'public_test', which does not exist"]
+
+
+def test_a_removed_public_tests_folder_names_the_default(assignment_copy):
+    shutil.rmtree(assignment_copy.public_tests)
+    assert _problems(assignment_copy) == [
+        f"{assignment_copy.root / 'assignment.toml'}: [assignment] public_tests names the folder 'public_tests', "
+        f"which does not exist (the default: public_tests is not set)"]
+
+
+def test_a_misspelt_checks_path_names_the_key_not_the_installation(assignment_copy):
+    manifest = assignment_copy.root / "assignment.toml"
+    _edit(manifest, 'checks = "hidden/checks/causal_mask.py"', 'checks = "hidden/checks/causal_masks.py"')
+    line = _line_of(manifest, 'checks = "hidden/checks/causal_masks.py"')
+    # one line, not also "hidden checks ... are not part of this installation"
+    assert _problems(assignment_copy) == [
+        f"{manifest}:{line}: [[tasks]] checks names 'hidden/checks/causal_masks.py', which does not exist"]
+
+
+def test_misspelt_quiz_paths_name_their_keys(assignment_copy):
+    manifest = assignment_copy.root / "assignment.toml"
+    _edit(manifest, 'questions = "quiz.toml"', 'questions = "quizz.toml"')
+    _edit(manifest, 'key = "hidden/quiz_key.toml"', 'key = "hidden/quizkey.toml"')
+    questions, key = _line_of(manifest, 'questions = "quizz.toml"'), _line_of(manifest, 'key = "hidden/quizkey.toml"')
+    assert _problems(assignment_copy) == [
+        f"{manifest}:{questions}: [quiz] questions names 'quizz.toml', which does not exist",
+        f"{manifest}:{key}: [quiz] key names 'hidden/quizkey.toml', which does not exist"]
+
+
+# -- public tests ----------------------------------------------------------------------------------------
+
+
+def test_a_public_test_tagged_with_a_misspelt_task_is_named_with_the_known_ids(assignment_copy):
+    test_file = assignment_copy.public_tests / "test_attention.py"
+    _edit(test_file, '@pytest.mark.task("attention")', '@pytest.mark.task("atention")')
+    known = ", ".join(task.id for task in assignment_copy.tasks)
+    line = _line_of(test_file, '@pytest.mark.task("atention")')
+    assert _problems(assignment_copy) == [
+        f"{test_file}:{line}: @pytest.mark.task('atention') "
+        f"names no task of the assignment (grader check does not run the test and reports it failed): atention — "
+        f"did you mean attention? (tasks: {known})"]
+
+
+def test_every_form_of_a_task_marker_is_read(assignment_copy):
+    test_file = assignment_copy.public_tests / "test_extra.py"
+    test_file.write_text("import pytest\nfrom pytest import mark\n\npytestmark = pytest.mark.task('nope')\n\n\n"
+                         "class TestX:\n    pytestmark = [mark.task('zzz')]\n\n    def test_a(self):\n        pass\n")
+    problems = _problems(assignment_copy)
+    assert [problem.split(": @")[0] for problem in problems] == [f"{test_file}:4", f"{test_file}:8"]
+    assert "tasks: causal_mask, attention" in problems[1] and "did you mean" not in problems[1]
+
+
+def test_a_public_test_file_that_does_not_parse_is_one_line(assignment_copy):
+    test_file = assignment_copy.public_tests / "test_attention.py"
+    _edit(test_file, "import pytest\n", "import pytest\ndef broken(:\n")
+    [problem] = _problems(assignment_copy)
+    assert problem.startswith(f"{test_file}:") and "SyntaxError" in problem

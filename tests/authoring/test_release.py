@@ -19,7 +19,7 @@ from autograder.authoring.release import FORBIDDEN_NAME_PARTS, build_release, fi
 from autograder.authoring.template import BEGIN, END
 from autograder.cli import main
 from autograder.errors import ReleaseError
-from autograder.spec.assignment import Assignment
+from autograder.spec.assignment import Assignment, load_assignment
 from autograder.spec.quiz import load_key
 from autograder.util.paths import PACKAGE_DIR
 
@@ -405,6 +405,32 @@ def test_release_refuses_a_template_that_leaks_a_solution(assignment_copy: Assig
     monkeypatch.setattr(release_module, "check_releasable", leaky)
     with pytest.raises(ReleaseError, match=r"would leak: assignment3/positions\.py: holds the solution line"):
         build_release(assignment_copy, tmp_path / "out")
+
+
+def test_release_refuses_a_misnamed_public_tests_folder_before_writing_anything(assignment_copy: Assignment,
+                                                                               tmp_path: Path) -> None:
+    manifest = assignment_copy.root / "assignment.toml"
+    manifest.write_text(manifest.read_text().replace("[assignment]\n", '[assignment]\npublic_tests = "public_test"\n'))
+    assignment = load_assignment("assignment3", root=assignment_copy.root.parent)
+    with pytest.raises(ReleaseError, match=r"^\S+assignment\.toml:\d+: \[assignment\] public_tests names the folder "
+                                           r"'public_test', which does not exist$"):
+        build_release(assignment, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_grader_release_without_verify_refuses_a_missing_public_tests_folder_in_one_line(
+        assignment_copy: Assignment, tmp_path: Path) -> None:
+    shutil.rmtree(assignment_copy.public_tests)
+    (assignment_copy.root / "hidden" / "checks" / "attention.py").unlink()
+    result = CliRunner().invoke(main, ["release", "assignment3", "--no-verify", "--out", str(tmp_path / "out")],
+                                env={"GRADER_ASSIGNMENTS": str(assignment_copy.root.parent)})
+    assert result.exit_code != 0
+    assert "Traceback" not in result.output
+    manifest = assignment_copy.root / "assignment.toml"
+    assert result.output.splitlines() == [
+        f"error: {manifest}: [assignment] public_tests names the folder 'public_tests', which does not exist (the "
+        f"default: public_tests is not set) (and 1 more: `grader verify assignment3` lists them)"]
+    assert not (tmp_path / "out").exists()
 
 
 def test_fill_refuses_an_unknown_placeholder() -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -89,7 +92,20 @@ def test_a_missing_key_is_reported_not_raised(assignment_copy: Assignment) -> No
     assert assignment_copy.quiz is not None
     assignment_copy.quiz.key_file.unlink()
     finding = check_quiz_key(assignment_copy)
-    assert not finding.ok and "quiz key is not part of this installation" in finding.details[0]
+    # beside the reference (the instructor's copy) the manifest names a file that does not exist
+    manifest = assignment_copy.root / "assignment.toml"
+    line = manifest.read_text().splitlines().index('key = "hidden/quiz_key.toml"') + 1
+    assert not finding.ok and finding.details == [
+        f"{manifest}:{line}: [quiz] key names 'hidden/quiz_key.toml', which does not exist"]
+
+
+def test_a_student_copy_lacks_the_key_by_design(assignment_copy: Assignment) -> None:
+    assert assignment_copy.quiz is not None
+    assignment_copy.quiz.key_file.unlink()
+    shutil.rmtree(assignment_copy.reference)  # a student release ships no reference and no hidden file
+    finding = check_quiz_key(assignment_copy)
+    assert not finding.ok and finding.details == [
+        "the quiz key is not part of this installation (quiz_key.toml missing)"]
 
 
 # -- the committed template ----------------------------------------------------------------------------
@@ -190,4 +206,19 @@ def test_grader_verify_reports_missing_hidden_checks_as_a_problem(assignment_cop
     shutil.rmtree(assignment_copy.root / "hidden" / "checks")
     verification = verify_assignment(assignment_copy)
     assert not verification.ok
-    assert any(p.startswith("authoring: hidden checks for task") for p in verification.problems)
+    manifest = assignment_copy.root / "assignment.toml"
+    assert f"authoring: {manifest}:19: [[tasks]] checks names 'hidden/checks/causal_mask.py', which does not " \
+           f"exist" in verification.problems
+    assert not any("not part of this installation" in p for p in verification.problems)
+
+
+def test_grading_beside_the_reference_names_the_manifest_key_of_a_missing_checks_file(
+        assignment_copy: Assignment) -> None:
+    manifest = assignment_copy.root / "assignment.toml"
+    manifest.write_text(manifest.read_text().replace('"hidden/checks/attention.py"', '"hidden/checks/atention.py"'))
+    result = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", "assignment3",
+                             str(assignment_copy.reference)], capture_output=True, text=True, timeout=600,
+                            env=dict(os.environ, GRADER_ASSIGNMENTS=str(assignment_copy.root.parent)))
+    assert result.returncode != 0
+    assert result.stderr.splitlines() == [f"error: {manifest}:27: [[tasks]] checks names "
+                                          f"'hidden/checks/atention.py', which does not exist"]

@@ -65,8 +65,8 @@ def test_a_misfit_is_one_line_naming_file_line_and_key(tmp_path, extra, message)
 
 def test_figure_files_must_exist_and_pass_the_release_rules_on_load(tmp_path):
     figures = "\n[figures]\nfiles = [\"figures/variant_demo.py\"]\n"
-    with pytest.raises(AssignmentError, match=r"assignment.toml:13: files names 'figures/variant_demo.py', which "
-                                              r"does not exist"):
+    with pytest.raises(AssignmentError, match=r"assignment.toml:13: \[figures\] files names "
+                                              r"'figures/variant_demo.py', which does not exist"):
         _load(tmp_path, BASE + figures)
     (tmp_path / "demo" / "figures").mkdir()
     (tmp_path / "demo" / "figures" / "variant_demo.py").write_text("")
