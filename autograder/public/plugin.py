@@ -12,6 +12,7 @@ import os
 import re
 import sys
 from collections.abc import Iterator
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any, Callable
 
@@ -122,11 +123,18 @@ def pytest_runtestloop(session: pytest.Session) -> bool:
     selected = config.get("selected")
     skip = set(config.get("skip", []))
     groups: dict[str, list[pytest.Item]] = {}
+    unknown: list[pytest.Item] = []
     for item in session.items:
         task = task_of(item)
-        if (selected is None or task in selected) and item.nodeid not in skip:
+        if item.nodeid in skip:
+            continue
+        if task not in order and task != "untagged":
+            unknown.append(item)
+        elif selected is None or task in selected:
             groups.setdefault(task, []).append(item)
     Settings.send({"event": "collected", "tests": {t: [i.name for i in items] for t, items in groups.items()}})
+    for item in unknown:  # whatever the selection: a test the public tests' author lost must not vanish
+        Settings.send(unknown_task_result(item, order))
     ordered = sorted(groups.items(), key=lambda pair: order.index(pair[0]) if pair[0] in order else len(order))
     if hasattr(os, "fork") and config.get("fork", True):
         # The task allowed the most time (training) starts first, so it does not finish last, alone on one CPU;
@@ -140,6 +148,19 @@ def pytest_runtestloop(session: pytest.Session) -> bool:
     Settings.send({"event": "done"})  # grader check need not wait for pytest's own ending
     Settings.end()
     return True
+
+
+def unknown_task_result(item: pytest.Item, order: list[str]) -> dict[str, Any]:
+    """The result of a test whose task marker names no task of the assignment: failed, not run (its wall clock
+    and its place in the report come from its task), with the marker's file and line and the known ids."""
+    task = task_of(item)
+    where = f"{Path(item.location[0]).name}:{item.location[1] + 1}"  # the test's first line (a decorator's)
+    close = get_close_matches(task, order, n=1)
+    fix = f"did you mean {close[0]}? " if close else ""
+    return {"event": "result", "task": task, "test": item.name, "nodeid": item.nodeid, "status": "failed",
+            "summary": [f"{where}: @pytest.mark.task({task!r}) names no task of the assignment — {fix}"
+                        f"(tasks: {', '.join(order)}); the test did not run: the public tests need fixing, "
+                        f"not your code"]}
 
 
 def _run_in_process(groups: list[tuple[str, list[pytest.Item]]]) -> None:

@@ -188,3 +188,23 @@ def test_a_loop_or_a_crash_at_import_time_blocks_only_that_modules_tasks(tmp_pat
         assert task_block(result.stdout, task).rstrip().endswith("passed"), result.stdout
     for task in ("kv_cache_bytes", "tiny_gpt_training"):
         assert "blocked:" in task_block(result.stdout, task)
+
+
+def test_a_public_test_tagged_with_no_task_of_the_manifest_is_reported_not_dropped(tmp_path: Path) -> None:
+    env = copy_assignment("assignment3", tmp_path)
+    tests = tmp_path / "assignments" / "assignment3" / "public_tests" / "test_attention.py"
+    text = tests.read_text()
+    tests.write_text(text.replace('@pytest.mark.task("causal_mask")', '@pytest.mark.task("causal_msk")'))
+    line = text.splitlines().index('@pytest.mark.task("causal_mask")') + 1
+    tagged = text.count('@pytest.mark.task("causal_mask")')
+    package = work_from_reference("assignment3", tmp_path)
+    known = ", ".join(task.id for task in load_assignment("assignment3").tasks)
+    for selection in ([], ["--task", "attention"]):  # whatever the selection: the test is not lost
+        result = run_check("assignment3", str(package), *selection, env=env)
+        assert result.returncode == 1, result.stdout + result.stderr  # a failed line is printed: not 0
+        block = task_block(result.stdout, "causal_msk")
+        assert re.match(rf"causal_msk +0/{tagged} +failed\n", block), block
+        assert (f"test_attention.py:{line}: @pytest.mark.task('causal_msk') names no task of the assignment — did "
+                f"you mean causal_mask? (tasks: {known}); the test did not run: the public tests need fixing, not "
+                f"your code") in block
+        assert task_block(result.stdout, "attention").rstrip().endswith("passed")
