@@ -165,7 +165,10 @@ def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocat
         if not problem.cause:
             where = f"{problem.file or problem.module + '.py'}" + (f", line {problem.line}" if problem.line else "")
             return f"Next: fix {where} (it cannot be imported), then {invocation.again()}."
+    unknown_ids = [r.task for r in outcome.tasks if r.task not in (*assignment.task_ids, "untagged")]
     for result in outcome.tasks:
+        if result.task in unknown_ids:
+            continue  # a public test tagged with no task of the manifest: the instructor's to fix (said last)
         if result.status == "failed" and result.missing:
             return (f"Next: give {result.missing.name} its name back in {result.missing.file} (the public tests "
                     f"import it by that name), then {invocation.again()}.")
@@ -177,6 +180,9 @@ def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocat
                     f"{invocation.rerun(result.task)}.")
         if result.status == "did not run":
             return f"Next: {invocation.again()}: the tests of {result.task} did not run."
+    if unknown_ids:
+        return (f"Next: tell your instructor that a public test names no task of the assignment "
+                f"({', '.join(unknown_ids)}, above); it says nothing about your code.")
     ran = [result.task for result in outcome.tasks if result.task in assignment.task_ids]
     # --task or a --watch re-run checked some tasks only (a notebook's check cell checks one by design)
     quiz_only = invocation.tasks == (invocation.quiz_task,)

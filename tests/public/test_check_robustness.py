@@ -208,3 +208,5 @@ def test_a_public_test_tagged_with_no_task_of_the_manifest_is_reported_not_dropp
                 f"you mean causal_mask? (tasks: {known}); the test did not run: the public tests need fixing, not "
                 f"your code") in block
         assert task_block(result.stdout, "attention").rstrip().endswith("passed")
+        assert ("Next: tell your instructor that a public test names no task of the assignment (causal_msk, above); "
+                "it says nothing about your code.") in result.stdout  # never `--task causal_msk`, which is refused
