@@ -212,6 +212,21 @@ def test_a_nan_in_both_outputs_compared_is_no_difference(a3, a3_catalog, a3_here
                    "NaN in one and a number in the other") in panel.notes
 
 
+def test_assignment2s_dropout_figure_says_nan_rows_are_nan(tmp_path):
+    """assignment2's own figure had the same trap: a mask hiding the diagonal read as a weight above it."""
+    a2 = load_assignment("assignment2")
+    here = InProcess(a2, "show_a2")
+    mistake = next(m for m in load_mutations(a2, "mistakes") if m.id == "csa_mask_hides_diagonal")
+    figure = _figure(load_catalog(a2), "dropout_weights")
+    check = figure.probe.__check__
+    outputs = Judge(a2, here.reference, {}, [], tmp_path / "judge").run_reference_probe(
+        check, derive_seed(a2.seed, check.name), here.package(mistake, tmp_path))
+    notes = draw_panel(figure, ProbeResult("ok", outputs=outputs), tmp_path).notes
+    diagonal = [text for kind, text in notes if kind == "bad" and "diagonal" in text]
+    assert len(diagonal) == 1 and "rows are NaN (a query whose keys are all masked" in diagonal[0], notes
+    assert "above the diagonal up to" not in diagonal[0], notes
+
+
 def test_nan_rows_beside_a_future_leak_still_show_the_leak(a3_catalog, tmp_path):
     leaky = torch.full((1, 3, 6, 6), 1 / 6)
     leaky[0, 1, 2] = math.nan
