@@ -233,13 +233,15 @@ def render_audit(rows: list[AuditRow], seconds: float) -> str:
         expected = row.mutation.task or "(full marks)"
         note = row.diagnosis if row.kind == "mistake" and row.diagnosis else row.detail
         marker = " [right hint]" if row.diagnosed else ""
+        shown = note if row.verdict == BROKEN else note[:110]  # what to fix in the mutation file, in full
         lines.append(f"{row.mutation.id.ljust(width)}  {row.kind:7}  {expected:22}  {row.verdict:17}  "
-                     f"{note[:110]}{marker}")
+                     f"{shown}{marker}")
     mistakes = [r for r in rows if r.kind == "mistake"]
     variants = [r for r in rows if r.kind == "variant"]
     caught = sum(r.verdict == CAUGHT for r in mistakes)
     diagnosed = sum(r.diagnosed for r in mistakes)
     kept = sum(r.verdict == FULL for r in variants)
+    stale = [r.mutation.id for r in rows if r.verdict == BROKEN]
     lines += [
         "",
         f"mistakes caught only in their task: {caught} / {len(mistakes)}"
@@ -247,8 +249,11 @@ def render_audit(rows: list[AuditRow], seconds: float) -> str:
         f"mistakes with the right diagnosis: {diagnosed} / {len(mistakes)}"
         + (f" ({diagnosed / len(mistakes):.0%})" if mistakes else ""),
         f"variants with full marks: {kept} / {len(variants)}",
-        f"wall time: {seconds:.1f} s",
     ]
+    if stale:  # not graded at all: the rows above say which line of which file to fix
+        lines.append(f"stale mutations, not graded (an edit no longer applies to the reference): {len(stale)}: "
+                     f"{', '.join(stale)}")
+    lines.append(f"wall time: {seconds:.1f} s")
     return "\n".join(lines) + "\n"
 
 

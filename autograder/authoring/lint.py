@@ -11,7 +11,7 @@ from autograder.errors import GraderError
 from autograder.probe.checks import checks_file_problems
 from autograder.spec.assignment import MANIFEST, Assignment, missing_paths
 from autograder.spec.manifest import location
-from autograder.spec.mutation import load_mutations
+from autograder.spec.mutation import combined_problems, load_mutations
 from autograder.spec.quiz import load_key, load_questions
 from autograder.util.syntax import parse
 
@@ -116,16 +116,19 @@ def _top_level_names(path: Path) -> set[str] | None:
 
 
 def mutation_problems(assignment: Assignment) -> list[str]:
-    """Mistakes and variants load (one form per mutation, known tasks) and are as many as ``[audit]`` asks."""
-    problems, figures = [], []
+    """Mistakes and variants load (one form per mutation, known tasks), have ids unique across both folders,
+    apply to the reference (each ``old`` occurs once in its file) and are as many as ``[audit]`` asks."""
+    problems, figures, loaded = [], [], []
     for which in ("mistakes", "variants"):
         try:
-            count = len(load_mutations(assignment, which))
+            mutations = load_mutations(assignment, which)
         except GraderError as exc:
             problems.append(str(exc))
             continue
-        figures.append(Figure(f"min_{which}", count, str(assignment.root / "hidden" / which), which, "add more"))
-    return problems + missed_minimums(assignment, figures)
+        loaded += mutations
+        figures.append(Figure(f"min_{which}", len(mutations), str(assignment.root / "hidden" / which), which,
+                              "add more"))
+    return problems + combined_problems(assignment.reference, loaded) + missed_minimums(assignment, figures)
 
 
 def key_balance_problems(assignment: Assignment) -> list[str]:

@@ -163,15 +163,16 @@ def grade_reference_and_template(assignment: Assignment) -> list[Finding]:
 
 def check_authoring(assignment: Assignment) -> Finding:
     """Files and folders the manifest names exist, checks files load and bind every check to a real task, public
-    tests are tagged with real tasks, manifest names exist in the reference, mutations have one form and meet the
-    ``[audit]`` minimums, the quiz key is balanced (``authoring/lint.py``)."""
+    tests are tagged with real tasks, manifest names exist in the reference, mutations have one form, unique ids and
+    edits that apply to the reference and meet the ``[audit]`` minimums, the quiz key is balanced
+    (``authoring/lint.py``)."""
     problems = lint_assignment(assignment)
     if problems:
         return Finding("authoring", False, problems)
     return Finding("authoring", True, ["declared files exist, checks and public tests bound to real tasks, "
                                        "manifest names defined in the reference, "
                                        f"at least {assignment.audit.min_mistakes} mistakes and "
-                                       f"{assignment.audit.min_variants} variants"])
+                                       f"{assignment.audit.min_variants} variants, each applying to the reference"])
 
 
 def verify_assignment(assignment: Assignment, grade: bool = True) -> Verification:

@@ -184,13 +184,14 @@ class ManifestProblem(ValueError):
     """A manifest that does not fit the schema; its message is one line naming the file, line and key."""
 
 
-def validate(data: dict[str, Any], text: str, path: Path) -> dict[str, Any]:
+def validate(data: dict[str, Any], text: str, path: Path, schema: tuple[Table, ...] = SCHEMA) -> dict[str, Any]:
     """Check a parsed manifest against the schema; return it with every constant default filled in.
 
     Args:
         data: The parsed manifest.
         text: Its text (to find line numbers).
         path: Its file (named in errors; declared files are looked up beside it).
+        schema: The tables it may hold (another TOML file of the assignment passes its own, e.g. the mutations').
 
     Returns:
         ``{table: {key: value}}`` (a list of those for an array of tables) with defaults for absent keys.
@@ -198,12 +199,14 @@ def validate(data: dict[str, Any], text: str, path: Path) -> dict[str, Any]:
     Raises:
         ManifestProblem: On an unknown table or key, a value of the wrong type or a missing required key.
     """
-    known = {t.name: t for t in SCHEMA}
-    for name in data:
+    known = {t.name: t for t in schema}
+    for name, value in data.items():
         if name not in known:
-            raise ManifestProblem(location(path, text, name, None) + f"unknown table [{name}]{_suggest(name, known)}")
+            table_like = isinstance(value, (dict, list))  # a key above every table is found before any header
+            where = location(path, text, name, None) if table_like else location(path, text, None, name, -1)
+            raise ManifestProblem(where + f"unknown {_written(name, value)}{suggest(name, known)}")
     filled: dict[str, Any] = {}
-    for spec in SCHEMA:
+    for spec in schema:
         raw = data.get(spec.name)
         if raw is None:
             if spec.required:
@@ -223,7 +226,7 @@ def _fill(spec: Table, entry: dict[str, Any], index: int, text: str, path: Path)
     for name, value in entry.items():
         if name not in names:
             raise ManifestProblem(location(path, text, spec.name, name, index)
-                                  + f"unknown key {name!r} in {spec.header}{_suggest(name, names)}")
+                                  + f"unknown key {name!r} in {spec.header}{suggest(name, names)}")
     out: dict[str, Any] = {}
     for key in spec.keys:
         if key.name not in entry:
@@ -292,9 +295,10 @@ def forbidden_name_problem(name: str) -> str:
             else "")
 
 
-def key_line(text: str, table_name: str, key: str | None, index: int = 0) -> int | None:
+def key_line(text: str, table_name: str | None, key: str | None, index: int = 0) -> int | None:
     """The line (from 1) where ``key`` is set in the ``index``-th ``[table]`` / ``[[table]]`` (the header's line
-    when ``key`` is None), or None when it cannot be found."""
+    when ``key`` is None; above every table when ``table_name`` is None and ``index`` -1), or None when it cannot
+    be found."""
     current, seen = None, -1
     for number, line in enumerate(text.splitlines(), start=1):
         header = re.match(r"^\s*\[\[?\s*([A-Za-z0-9_.\-]+)\s*\]\]?", line)
@@ -311,13 +315,21 @@ def key_line(text: str, table_name: str, key: str | None, index: int = 0) -> int
     return None
 
 
-def location(path: Path, text: str, table_name: str, key: str | None, index: int = 0) -> str:
+def location(path: Path, text: str, table_name: str | None, key: str | None, index: int = 0) -> str:
     """``file:line: `` of a key (``file: `` when its line cannot be found), to start a one-line error."""
     line = key_line(text, table_name, key, index)
     return f"{path}:{line}: " if line else f"{path}: "
 
 
-def _suggest(name: str, known: Any) -> str:
+def _written(name: str, value: Any) -> str:
+    """A top-level name as the file writes it: ``table [[name]]``, ``table [name]`` or a key above every table."""
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return f"table [[{name}]]"
+    return f"table [{name}]" if isinstance(value, dict) else f"key {name!r} above every table"
+
+
+def suggest(name: str, known: Any) -> str:
+    """`` (did you mean 'x'?)`` with the known name nearest to ``name``, else `` (known: ...)``: an error's end."""
     from difflib import get_close_matches
 
     close = get_close_matches(name, sorted(known), n=1)

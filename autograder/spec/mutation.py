@@ -3,24 +3,63 @@
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from autograder.errors import AssignmentError
 from autograder.spec.assignment import Assignment
-from autograder.spec.manifest import location
+from autograder.spec.manifest import (
+    BOOLEAN,
+    REQUIRED,
+    STRING,
+    Key,
+    Kind,
+    ManifestProblem,
+    Table,
+    key_line,
+    suggest,
+    validate,
+)
+from autograder.util.paths import display_path
 from autograder.util.tomlio import TOMLDecodeError, load_toml
 
 MUTATION_FOLDERS = {"mistakes": "hidden/mistakes", "variants": "hidden/variants"}
+_ONE_EDIT = ("file", "old", "new")
+_EDIT_KEYS = (Key("file", STRING, REQUIRED, "The reference file to edit, relative to the reference package."),
+              Key("old", STRING, REQUIRED, "Text that occurs exactly once in that file."),
+              Key("new", STRING, REQUIRED, "What replaces it."))
+# What a mistakes or variants file may hold, checked by the manifest's own validator (one-line errors with the
+# line and the nearest known name); the edit is file/old/new or [[mutation.edits]], never both.
+SCHEMA = (Table("mutation", "A known mistake or a correct variant.", array=True, keys=(
+    Key("id", STRING, REQUIRED, "Unique name, across the mistakes and the variants."),
+    Key("task", STRING, "", "The task that must lose points (mistakes only)."),
+    Key("hint", STRING, "", "Shown to a student whose outputs match this mistake's."),
+    Key("description", STRING, "", "What the mutation does, for the audit table."),
+    Key("diagnose", BOOLEAN, True, "Try this mistake when diagnosing a failed check."),
+    *(Key(k.name, k.kind, None, k.doc) for k in _EDIT_KEYS),
+    Key("edits", Kind("a list of [[mutation.edits]] tables", (list,), (dict,)), None, "Several edits, in order."),
+)),)
+EDITS = Table("mutation.edits", "One edit of a mutation with several.", array=True, keys=_EDIT_KEYS)
 
 
 @dataclass(frozen=True)
 class Edit:
-    """Replace ``old`` (which must occur exactly once) by ``new`` in one file of the reference."""
+    """Replace ``old`` (which must occur exactly once) by ``new`` in one file of the reference.
+
+    Attributes:
+        file: The file, relative to the reference package.
+        old: The text replaced.
+        new: What replaces it.
+        file_at: ``toml-file:line`` where ``file`` is written (for errors; empty when unknown).
+        old_at: ``toml-file:line`` where ``old`` is written.
+    """
 
     file: str
     old: str
     new: str
+    file_at: str = field(default="", compare=False)
+    old_at: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -34,6 +73,7 @@ class Mutation:
         edits: Text edits applied to the reference.
         description: What the mutation does, for the audit table.
         diagnose: Whether the grader tries this mistake when diagnosing a failed check.
+        at: ``toml-file:line`` of its ``id`` (for errors; empty when unknown).
     """
 
     id: str
@@ -42,6 +82,7 @@ class Mutation:
     edits: tuple[Edit, ...]
     description: str = ""
     diagnose: bool = True
+    at: str = field(default="", compare=False)
 
 
 def load_mutations(assignment: Assignment, which: str, present_tasks_only: bool = False) -> list[Mutation]:
@@ -49,7 +90,7 @@ def load_mutations(assignment: Assignment, which: str, present_tasks_only: bool 
 
     Each ``*.toml`` file in ``hidden/mistakes/`` or ``hidden/variants/`` holds ``[[mutation]]`` entries with
     ``id``, ``task`` (mistakes), ``hint``, ``description`` and either ``file``/``old``/``new`` or a list of
-    ``edits``.
+    ``edits`` (SCHEMA).
 
     Args:
         assignment: The assignment (possibly cut down to some of its tasks with ``dataclasses.replace``).
@@ -58,55 +99,145 @@ def load_mutations(assignment: Assignment, which: str, present_tasks_only: bool 
             (what a grader of a subset of the tasks needs; the audit stays strict, so typos are still caught).
 
     Raises:
-        AssignmentError: If a file is malformed, ids repeat, or a mistake names an unknown task.
+        AssignmentError: One line with the file and line: a file is malformed (an unknown table or key, a value
+            of the wrong type, both edit forms), ids repeat, a variant has a task, or a mistake names no task or
+            an unknown one.
     """
     folder = assignment.root / MUTATION_FOLDERS[which]
+    tasks = None if present_tasks_only else set(assignment.task_ids)
     mutations: list[Mutation] = []
     for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
-        try:
-            text = path.read_text(encoding="utf-8")
-            mutations += [_build(entry, path, text, index)
-                          for index, entry in enumerate(load_toml(path).get("mutation", []))]
-        except (OSError, UnicodeDecodeError, TOMLDecodeError, KeyError, TypeError) as exc:
-            raise AssignmentError(f"{path}: {exc}") from None
-    ids = [m.id for m in mutations]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        mutations += _load_file(path, which, tasks)
+    duplicates = duplicate_id_problems(mutations)
     if duplicates:
-        raise AssignmentError(f"{folder}: duplicate mutation ids {duplicates}")
+        raise AssignmentError("; ".join(duplicates))
     if which == "mistakes" and present_tasks_only:
         return [m for m in mutations if m.task in assignment.task_ids]
-    for mutation in mutations:
-        if which == "mistakes" and mutation.task not in assignment.task_ids:
-            raise AssignmentError(f"{folder}: mistake {mutation.id!r} names unknown task {mutation.task!r}")
     return mutations
 
 
-_ONE_EDIT = ("file", "old", "new")
-_KEYS = {"id", "task", "hint", "description", "diagnose", "edits", *_ONE_EDIT}
+def duplicate_id_problems(mutations: list[Mutation]) -> list[str]:
+    """One line per id used by more than one mutation, naming where each is declared."""
+    seen: dict[str, Mutation] = {}
+    problems = []
+    for mutation in mutations:
+        first = seen.setdefault(mutation.id, mutation)
+        if first is not mutation:
+            problems.append(f"{_start(mutation.at)}mutation id {mutation.id!r} is already used"
+                            f"{f' at {first.at}' if first.at else ''}; give each mistake and variant its own id")
+    return problems
 
 
-def _build(entry: dict, path: Path, text: str, index: int) -> Mutation:
-    where = location(path, text, "mutation", None, index)
-    name = entry.get("id", f"number {index + 1}")
-    unknown = sorted(set(entry) - _KEYS)
-    if unknown:
-        raise AssignmentError(f"{where}mutation {name!r} has unknown keys {unknown}; known: {', '.join(sorted(_KEYS))}")
-    single = [key for key in _ONE_EDIT if key in entry]
-    if "edits" in entry and single:
-        raise AssignmentError(f"{where}mutation {name!r} has both {'/'.join(single)} and [[mutation.edits]]; keep "
-                              f"one form (move the single edit into [[mutation.edits]])")
-    if "edits" not in entry and len(single) != len(_ONE_EDIT):
-        missing = [key for key in _ONE_EDIT if key not in entry]
-        raise AssignmentError(f"{where}mutation {name!r} needs {', '.join(missing)} (or [[mutation.edits]])")
-    edits = entry.get("edits") or [{key: entry[key] for key in _ONE_EDIT}]
-    return Mutation(
-        id=entry["id"],
-        task=entry.get("task", ""),
-        hint=entry.get("hint", ""),
-        edits=tuple(Edit(e["file"], e["old"], e["new"]) for e in edits),
-        description=entry.get("description", ""),
-        diagnose=bool(entry.get("diagnose", True)),
-    )
+def _start(at: str) -> str:
+    """``toml-file:line: `` to start a one-line error ('' for a mutation built in code, which has no file)."""
+    return f"{at}: " if at else ""
+
+
+def _load_file(path: Path, which: str, tasks: set[str] | None) -> list[Mutation]:
+    """One mistakes or variants file's mutations, checked against SCHEMA (and ``tasks`` when given)."""
+    shown = Path(display_path(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = load_toml(path)
+    except (OSError, UnicodeDecodeError, TOMLDecodeError) as exc:
+        raise AssignmentError(f"{shown}: {exc}") from None
+    try:
+        entries = validate(data, text, shown, SCHEMA)["mutation"]
+        edits = validate({EDITS.name: [e for entry in entries for e in entry["edits"] or []]}, text, shown,
+                         (EDITS,))[EDITS.name]
+    except ManifestProblem as exc:
+        raise AssignmentError(str(exc)) from None
+    mutations, used = [], 0
+    for index, entry in enumerate(entries):
+        count = len(entry["edits"] or [])
+        mutations.append(_build(entry, edits[used:used + count], used, _Where(shown, text, index), which, tasks))
+        used += count
+    return mutations
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where one ``[[mutation]]`` entry is written, to name its lines in errors."""
+
+    path: Path
+    text: str
+    index: int
+
+    def at(self, key: str | None, table: str = "mutation", index: int | None = None) -> str:
+        line = key_line(self.text, table, key, self.index if index is None else index) or \
+            key_line(self.text, "mutation", None, self.index)
+        return f"{self.path}:{line}" if line else str(self.path)
+
+
+def _build(entry: dict[str, Any], edits: list[dict[str, Any]], first_edit: int, where: _Where, which: str,
+           tasks: set[str] | None) -> Mutation:
+    """A validated ``[[mutation]]`` entry as a Mutation, once its form and task make sense."""
+    name = entry["id"]
+    single = [key for key in _ONE_EDIT if entry[key] is not None]
+    if entry["edits"] is not None and single:
+        raise AssignmentError(f"{where.at(single[0])}: mutation {name!r} has both {'/'.join(single)} and "
+                              f"[[mutation.edits]]; keep one form (move the single edit into [[mutation.edits]])")
+    if entry["edits"] is None and len(single) != len(_ONE_EDIT):
+        missing = [key for key in _ONE_EDIT if key not in single]
+        raise AssignmentError(f"{where.at(None)}: mutation {name!r} needs {', '.join(missing)} "
+                              f"(or [[mutation.edits]])")
+    if entry["edits"] == []:
+        raise AssignmentError(f"{where.at('edits')}: mutation {name!r} has no edits; give it at least one")
+    _check_task(entry, where, which, tasks)
+    if entry["edits"] is None:
+        built = (Edit(entry["file"], entry["old"], entry["new"], where.at("file"), where.at("old")),)
+    else:
+        built = tuple(Edit(e["file"], e["old"], e["new"], where.at("file", EDITS.name, first_edit + number),
+                           where.at("old", EDITS.name, first_edit + number)) for number, e in enumerate(edits))
+    return Mutation(id=name, task=entry["task"], hint=entry["hint"], edits=built,
+                    description=entry["description"], diagnose=entry["diagnose"], at=where.at("id"))
+
+
+def _check_task(entry: dict[str, Any], where: _Where, which: str, tasks: set[str] | None) -> None:
+    """A variant has no task; a mistake names one of the assignment's (when ``tasks`` is given)."""
+    name, task = entry["id"], entry["task"]
+    if which == "variants" and task:
+        raise AssignmentError(f"{where.at('task')}: variant {name!r} has task = {task!r}, but a variant must keep "
+                              f"full marks in every task: remove task, or move it to {MUTATION_FOLDERS['mistakes']}/ "
+                              f"if it must lose points")
+    if which != "mistakes" or tasks is None or task in tasks:
+        return
+    if not task:
+        raise AssignmentError(f"{where.at(None)}: mistake {name!r} needs task = the task that must lose points "
+                              f"(one of: {', '.join(sorted(tasks))})")
+    raise AssignmentError(f"{where.at('task')}: mistake {name!r} names unknown task {task!r}{suggest(task, tasks)}")
+
+
+def edited_texts(reference: Path, mutation: Mutation) -> dict[str, str]:
+    """The text of each file a mutation edits, once its edits are made (in order; nothing is written).
+
+    Raises:
+        AssignmentError: If an edit names a file the reference does not have, or its ``old`` text does not occur
+            exactly once (the mutation went stale); one line with the mutation file's line.
+    """
+    texts: dict[str, str] = {}
+    for edit in mutation.edits:
+        if edit.file not in texts:
+            texts[edit.file] = _reference_text(reference, mutation, edit)
+        count = texts[edit.file].count(edit.old)
+        if count != 1:
+            fix = "copy it again from the reference" if count == 0 else "lengthen it until it occurs once"
+            raise AssignmentError(f"{_start(edit.old_at or mutation.at)}mutation {mutation.id!r} is stale: its old "
+                                  f"text occurs {count} times in {edit.file} of the reference (expected exactly "
+                                  f"once); {fix}")
+        texts[edit.file] = texts[edit.file].replace(edit.old, edit.new)
+    return texts
+
+
+def _reference_text(reference: Path, mutation: Mutation, edit: Edit) -> str:
+    """The reference file an edit names (an AssignmentError naming the nearest one when it has none)."""
+    path = reference / edit.file
+    if not path.is_file():
+        known = sorted(p.relative_to(reference).as_posix() for p in reference.rglob("*.py")
+                       if "__pycache__" not in p.parts)
+        raise AssignmentError(f"{_start(edit.file_at or mutation.at)}mutation {mutation.id!r}: file {edit.file!r} "
+                              f"is not in the reference {display_path(reference)}{suggest(edit.file, known)}")
+    return path.read_text(encoding="utf-8")
 
 
 def apply_mutation(reference: Path, mutation: Mutation, destination: Path) -> Path:
@@ -116,20 +247,27 @@ def apply_mutation(reference: Path, mutation: Mutation, destination: Path) -> Pa
         The mutated package folder.
 
     Raises:
-        AssignmentError: If an edit's ``old`` text does not occur exactly once (the mutation went stale).
+        AssignmentError: If an edit does not apply (see edited_texts).
     """
+    texts = edited_texts(reference, mutation)
     if destination.exists():
         shutil.rmtree(destination)
     shutil.copytree(reference, destination, ignore=shutil.ignore_patterns("__pycache__"))
-    for edit in mutation.edits:
-        path = destination / edit.file
-        text = path.read_text()
-        count = text.count(edit.old)
-        if count != 1:
-            raise AssignmentError(f"mutation {mutation.id!r}: the text to replace occurs {count} times in "
-                                  f"{edit.file} (expected exactly once); update the mutation")
-        path.write_text(text.replace(edit.old, edit.new))
+    for name, text in texts.items():
+        (destination / name).write_text(text, encoding="utf-8")
     return destination
+
+
+def combined_problems(reference: Path, mutations: list[Mutation]) -> list[str]:
+    """What only the mistakes and variants together show, one line each: an id used in both folders, an edit
+    that does not apply to the reference (a misspelt file, an ``old`` text gone stale). No grading: text only."""
+    problems = duplicate_id_problems(mutations)
+    for mutation in mutations:
+        try:
+            edited_texts(reference, mutation)
+        except AssignmentError as exc:
+            problems.append(str(exc))
+    return problems
 
 
 def diagnosable_mistakes(assignment: Assignment) -> list[Mutation]:

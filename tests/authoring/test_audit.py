@@ -8,6 +8,7 @@ from autograder.authoring.audit import (
     CAUGHT,
     FULL,
     AuditRow,
+    _audit_one,
     audit_figures,
     judge,
     render_audit,
@@ -95,3 +96,17 @@ def test_audit_catches_every_mistake_and_keeps_every_variant(name):
     assert [row for row in rows if not row.ok] == [], table
     diagnosed = sum(row.diagnosed for row in rows if row.kind == "mistake")
     assert diagnosed >= len(mistakes) // 2, table
+
+
+def test_a_stale_mutation_is_shown_in_full_and_counted_in_the_summary(assignment3, tmp_path):
+    stale = Mutation("attention_scaled_by_a_constant_that_is_long", "attention", "hint",
+                     (Edit("attention.py", "text the reference does not have", "y"),))
+    row = _audit_one(None, assignment3, stale, "mistake", tmp_path)  # no grader: a stale edit grades nothing
+    assert row.verdict == "STALE" and not row.ok
+    assert row.detail == ("mutation 'attention_scaled_by_a_constant_that_is_long' is stale: its old text occurs 0 "
+                          "times in attention.py of the reference (expected exactly once); copy it again from the "
+                          "reference")
+    table = render_audit([row], 0.0)
+    assert row.detail in table
+    assert ("stale mutations, not graded (an edit no longer applies to the reference): 1: "
+            "attention_scaled_by_a_constant_that_is_long\n") in table

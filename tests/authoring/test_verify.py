@@ -222,3 +222,42 @@ def test_grading_beside_the_reference_names_the_manifest_key_of_a_missing_checks
     assert result.returncode != 0
     assert result.stderr.splitlines() == [f"error: {manifest}:27: [[tasks]] checks names "
                                           f"'hidden/checks/atention.py', which does not exist"]
+
+
+# -- known mistakes and variants -----------------------------------------------------------------------
+
+MISTAKES, VARIANTS = Path("hidden/mistakes/attention_family.toml"), Path("hidden/variants/attention_family.toml")
+FIRST_OLD = 'old = "return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)"'
+# each slip an instructor made working from the docs: (file, old, new, line, what the one line says)
+MUTATION_SLIPS = {
+    "stale old": (MISTAKES, FIRST_OLD, FIRST_OLD.replace("diagonal=1", "1"), 19,
+                  "mutation 'causal_mask_float' is stale: its old text occurs 0 times in attention.py of the "
+                  "reference (expected exactly once); copy it again from the reference"),
+    "misspelt file": (MISTAKES, 'file = "attention.py"', 'file = "atention.py"', 18,
+                      "mutation 'causal_mask_float': file 'atention.py' is not in the reference"),
+    "misspelt table": (MISTAKES, "[[mutation]]", "[[mutations]]", 13,
+                       "unknown table [[mutations]] (did you mean 'mutation'?)"),
+    "an id of both folders": (VARIANTS, 'id = "variant_causal_mask_arange"', 'id = "causal_mask_float"', 5,
+                              "mutation id 'causal_mask_float' is already used at "),
+    "a variant with a task": (VARIANTS, 'id = "variant_causal_mask_arange"\n',
+                              'id = "variant_causal_mask_arange"\ntask = "causal_mask"\n', 6,
+                              "variant 'variant_causal_mask_arange' has task = 'causal_mask', but a variant must "
+                              "keep full marks in every task"),
+    "misspelt task": (MISTAKES, 'task = "causal_mask"', 'task = "causal_msk"', 15,
+                      "mistake 'causal_mask_float' names unknown task 'causal_msk' (did you mean 'causal_mask'?)"),
+}
+
+
+@pytest.mark.parametrize("slip", sorted(MUTATION_SLIPS))
+def test_verify_names_each_mutation_slip_at_its_line_and_grades_nothing(assignment_copy: Assignment,
+                                                                        slip: str) -> None:
+    relative, old, new, line, says = MUTATION_SLIPS[slip]
+    path = assignment_copy.root / relative
+    _edit(path, old, new)
+    verification = verify_assignment(load_assignment("assignment3", root=assignment_copy.root.parent), grade=False)
+    [problem] = [p for p in verification.problems if p.startswith("authoring: ")]
+    assert problem.startswith(f"authoring: {path}:{line}: ") and says in problem, problem
+    result = CliRunner().invoke(main, ["verify", "assignment3"],
+                                env={"GRADER_ASSIGNMENTS": str(assignment_copy.root.parent)})
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert says in result.output and "not graded: fix the authoring problems first" in result.output

@@ -1,0 +1,143 @@
+"""Known mistakes and variants: each authoring slip is one line naming the file, the line, the mutation and the fix."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from autograder.errors import AssignmentError
+from autograder.spec.assignment import Assignment, load_assignment
+from autograder.spec.mutation import apply_mutation, combined_problems, load_mutations
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+MISTAKE = '''[[mutation]]
+id = "row_sums_over_columns"
+task = "row_sums"
+hint = "You summed each column."
+file = "ops.py"
+old = "x.sum(dim=-1)"
+new = "x.sum(dim=0)"
+'''
+VARIANT = '''[[mutation]]
+id = "scale_by_mul"
+description = "torch.mul"
+file = "ops.py"
+old = "return x * factor"
+new = "return torch.mul(x, factor)"
+'''
+
+
+@pytest.fixture
+def mini(tmp_path: Path) -> Assignment:
+    """The mini fixture assignment in a temporary tree, one mistake (row_sums.toml) and one variant (scale.toml)."""
+    shutil.copytree(FIXTURES / "assignments" / "mini", tmp_path / "assignments" / "mini")
+    shutil.copytree(FIXTURES / "reference_solutions" / "mini", tmp_path / "reference_solutions" / "mini")
+    (tmp_path / "assignments" / "mini" / "hidden" / "mistakes" / "row_sums.toml").write_text(MISTAKE)
+    (tmp_path / "assignments" / "mini" / "hidden" / "variants").mkdir()
+    (tmp_path / "assignments" / "mini" / "hidden" / "variants" / "scale.toml").write_text(VARIANT)
+    return load_assignment("mini", root=tmp_path / "assignments")
+
+
+def _write(assignment: Assignment, which: str, text: str) -> Path:
+    path = assignment.root / "hidden" / which / ("row_sums.toml" if which == "mistakes" else "scale.toml")
+    path.write_text(text)
+    return path
+
+
+def _refused(assignment: Assignment, which: str) -> str:
+    with pytest.raises(AssignmentError) as caught:
+        load_mutations(assignment, which)
+    assert "\n" not in str(caught.value)
+    return str(caught.value)
+
+
+def _all(assignment: Assignment) -> list[str]:
+    return combined_problems(assignment.reference,
+                             load_mutations(assignment, "mistakes") + load_mutations(assignment, "variants"))
+
+
+def test_the_fixture_loads_and_applies_cleanly(mini: Assignment) -> None:
+    assert [m.id for m in load_mutations(mini, "mistakes")] == ["row_sums_over_columns"]
+    assert _all(mini) == []
+
+
+def test_a_stale_old_text_is_named_at_its_line_without_grading(mini: Assignment, tmp_path: Path) -> None:
+    path = _write(mini, "mistakes", MISTAKE.replace('old = "x.sum(dim=-1)"', 'old = "x.sum(-1)"'))
+    expected = (f"{path}:6: mutation 'row_sums_over_columns' is stale: its old text occurs 0 times in ops.py of "
+                f"the reference (expected exactly once); copy it again from the reference")
+    assert _all(mini) == [expected]
+    with pytest.raises(AssignmentError, match=re.escape(expected)):  # the audit's row says the same, in full
+        apply_mutation(mini.reference, load_mutations(mini, "mistakes")[0], tmp_path / "out")
+
+
+def test_an_old_text_found_twice_asks_for_a_longer_one(mini: Assignment) -> None:
+    _write(mini, "mistakes", MISTAKE.replace('old = "x.sum(dim=-1)"', 'old = "return x"'))
+    [problem] = _all(mini)
+    assert "occurs 2 times in ops.py" in problem and problem.endswith("lengthen it until it occurs once")
+
+
+def test_a_misspelt_file_is_named_with_the_nearest_reference_file(mini: Assignment) -> None:
+    path = _write(mini, "mistakes", MISTAKE.replace('file = "ops.py"', 'file = "osp.py"'))
+    [problem] = _all(mini)
+    assert problem.startswith(f"{path}:5: mutation 'row_sums_over_columns': file 'osp.py' is not in the reference ")
+    assert problem.endswith("(did you mean 'ops.py'?)")
+
+
+def test_a_misspelt_table_is_refused_with_the_known_one(mini: Assignment) -> None:
+    path = _write(mini, "mistakes", MISTAKE.replace("[[mutation]]", "[[mutations]]"))
+    assert _refused(mini, "mistakes") == f"{path}:1: unknown table [[mutations]] (did you mean 'mutation'?)"
+
+
+def test_a_key_above_every_table_is_refused_at_its_line(mini: Assignment) -> None:
+    path = _write(mini, "mistakes", 'task = "row_sums"\n' + MISTAKE)
+    assert _refused(mini, "mistakes").startswith(f"{path}:1: unknown key 'task' above every table")
+
+
+def test_an_unknown_key_of_an_edit_is_named_at_its_line(mini: Assignment) -> None:
+    path = _write(mini, "mistakes", '[[mutation]]\nid = "m"\ntask = "row_sums"\n[[mutation.edits]]\n'
+                                    'file = "ops.py"\nold = "x.sum(dim=-1)"\nnwe = "x.sum(dim=0)"\n')
+    assert _refused(mini, "mistakes").startswith(
+        f"{path}:7: unknown key 'nwe' in [[mutation.edits]] (did you mean 'new'?)")
+
+
+def test_the_same_id_in_the_mistakes_and_the_variants_is_named_in_both(mini: Assignment) -> None:
+    variants = _write(mini, "variants", VARIANT.replace('id = "scale_by_mul"', 'id = "row_sums_over_columns"'))
+    mistakes = mini.root / "hidden" / "mistakes" / "row_sums.toml"
+    assert _all(mini) == [f"{variants}:2: mutation id 'row_sums_over_columns' is already used at {mistakes}:2; give "
+                          f"each mistake and variant its own id"]
+
+
+def test_the_same_id_twice_in_one_folder_is_refused_at_both_lines(mini: Assignment) -> None:
+    path = _write(mini, "mistakes", MISTAKE + "\n" + MISTAKE)
+    assert _refused(mini, "mistakes") == (f"{path}:10: mutation id 'row_sums_over_columns' is already used at "
+                                          f"{path}:2; give each mistake and variant its own id")
+
+
+def test_a_variant_with_a_task_is_refused(mini: Assignment) -> None:
+    path = _write(mini, "variants", VARIANT.replace('id = "scale_by_mul"\n', 'id = "scale_by_mul"\ntask = "scale"\n'))
+    assert _refused(mini, "variants").startswith(
+        f"{path}:3: variant 'scale_by_mul' has task = 'scale', but a variant must keep full marks in every task: "
+        f"remove task, or move it to hidden/mistakes/")
+
+
+def test_a_misspelt_task_is_named_at_its_line_with_the_nearest_task(mini: Assignment) -> None:
+    path = _write(mini, "mistakes", MISTAKE.replace('task = "row_sums"', 'task = "row_sum"'))
+    assert _refused(mini, "mistakes") == (f"{path}:3: mistake 'row_sums_over_columns' names unknown task "
+                                          f"'row_sum' (did you mean 'row_sums'?)")
+    assert load_mutations(mini, "mistakes", present_tasks_only=True) == []  # a grader of some tasks drops it
+
+
+def test_a_mistake_without_a_task_is_refused(mini: Assignment) -> None:
+    path = _write(mini, "mistakes", MISTAKE.replace('task = "row_sums"\n', ""))
+    assert _refused(mini, "mistakes") == (f"{path}:1: mistake 'row_sums_over_columns' needs task = the task that "
+                                          f"must lose points (one of: row_sums, scale)")
+
+
+def test_a_wrong_type_or_a_missing_id_is_one_line(mini: Assignment) -> None:
+    path = _write(mini, "mistakes", MISTAKE.replace('old = "x.sum(dim=-1)"', "old = 3"))
+    assert _refused(mini, "mistakes") == f"{path}:6: old must be a string, not int 3"
+    _write(mini, "mistakes", MISTAKE.replace('id = "row_sums_over_columns"\n', ""))
+    assert _refused(mini, "mistakes").startswith(f"{path}:1: [[mutation]] needs the key 'id'")
