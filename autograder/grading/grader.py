@@ -40,6 +40,7 @@ from autograder.spec.assignment import Assignment, Task, absent_file
 from autograder.spec.fingerprint import assignment_fingerprint
 from autograder.spec.mutation import diagnosable_mistakes
 from autograder.spec.quiz import (
+    AnswerCheck,
     grade_answers,
     load_key,
     load_questions,
@@ -290,12 +291,23 @@ class Grader:
         if quiz is None:
             raise AssignmentError(f"{self.assignment.name} has no quiz")
         answers, problem = read_answers(prepared.package_dir / quiz.answers_file)
-        questions = load_questions(quiz)
-        graded = grade_answers(questions, load_key(quiz, absent_file(self.assignment, quiz.key_file)), answers)
-        result = score_task(quiz.task_id, quiz.title, quiz.points, quiz_checks(graded, quiz.feedback, problem))
-        correct = sum(a.correct for a in graded)
-        result.feedback = f"{correct} of {len(graded)} answers correct" + (f"; {problem}" if problem else "")
+        graded = grade_answers(load_questions(quiz), load_key(quiz, absent_file(self.assignment, quiz.key_file)),
+                               answers)
+        checks = quiz_checks(graded, quiz.feedback, problem)
+        result = score_task(quiz.task_id, quiz.title, quiz.points, checks)
+        result.feedback = quiz_summary(graded, checks, problem)
         return result
+
+
+def quiz_summary(graded: list[AnswerCheck], checks: list[CheckResult], problem: str | None) -> str:
+    """The quiz's one-line feedback (all the text report shows of a task): how many answers are right, then the
+    problem with the answers file, or each answer the quiz's checks name and fail (under ``feedback = "score"``
+    the malformed ones only) with what is wrong, as the JSON and Gradescope reports show them."""
+    named = {f"quiz.{answer.question}": answer.question for answer in graded}  # quiz_checks' names for them
+    problems = [problem] if problem else [f"{named[c.name]}: {c.message}" for c in checks
+                                          if c.name in named and not c.passed]
+    correct = sum(answer.correct for answer in graded)
+    return "; ".join([f"{correct} of {len(graded)} answers correct", *problems])
 
 
 def _refuse_own_reference(assignment: Assignment, pruned: dict[str, dict[str, str]]) -> None:
