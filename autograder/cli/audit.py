@@ -27,8 +27,8 @@ def audit(assignment: str, jobs: int, families: str) -> None:
     for line in missed:
         click.echo(f"below the minimum: {line}", err=True)
     if not ok:
-        click.echo("audit failed: a mistake escaped, cost another task points, a variant lost points, or a blind "
-                   "submission earned points", err=True)
+        click.echo("audit failed: a mistake escaped or cost another task points, a variant lost points, a mutation "
+                   "went stale, or a blind submission earned points", err=True)
     elif missed:
         click.echo(f"audit failed: {len(missed)} [audit] minimum{'s' if len(missed) > 1 else ''} not met",
                    err=True)

@@ -108,7 +108,7 @@ def load_mutations(assignment: Assignment, which: str, present_tasks_only: bool 
     mutations: list[Mutation] = []
     for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
         mutations += _load_file(path, which, tasks)
-    duplicates = duplicate_id_problems(mutations)
+    duplicates = _duplicate_id_problems(mutations)
     if duplicates:
         raise AssignmentError("; ".join(duplicates))
     if which == "mistakes" and present_tasks_only:
@@ -116,7 +116,7 @@ def load_mutations(assignment: Assignment, which: str, present_tasks_only: bool 
     return mutations
 
 
-def duplicate_id_problems(mutations: list[Mutation]) -> list[str]:
+def _duplicate_id_problems(mutations: list[Mutation]) -> list[str]:
     """One line per id used by more than one mutation, naming where each is declared."""
     seen: dict[str, Mutation] = {}
     problems = []
@@ -261,7 +261,7 @@ def apply_mutation(reference: Path, mutation: Mutation, destination: Path) -> Pa
 def combined_problems(reference: Path, mutations: list[Mutation]) -> list[str]:
     """What only the mistakes and variants together show, one line each: an id used in both folders, an edit
     that does not apply to the reference (a misspelt file, an ``old`` text gone stale). No grading: text only."""
-    problems = duplicate_id_problems(mutations)
+    problems = _duplicate_id_problems(mutations)
     for mutation in mutations:
         try:
             edited_texts(reference, mutation)
