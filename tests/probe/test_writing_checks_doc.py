@@ -7,10 +7,11 @@ from pathlib import Path
 
 import autograder.probe as probe
 from autograder.judge.compare import TOLERANCES
-from autograder.spec.mutation import _KEYS as MUTATION_KEYS
+from autograder.spec.mutation import EDITS, SCHEMA
 from autograder.util.tomlio import loads_toml
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "WRITING_CHECKS.md"
+MUTATION_KEYS = {key.name for table in (*SCHEMA, EDITS) for key in table.keys}  # the loader's own schema
 
 
 def _spans() -> set[str]:
