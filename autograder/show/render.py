@@ -6,6 +6,7 @@ import importlib
 import queue
 import shutil
 import time
+from contextlib import ExitStack
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,15 +124,13 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
     """
     started = time.monotonic()
     spec = _resolve(assignment)
-    if prepared is not None:
+    with ExitStack() as cleanup:
+        if prepared is None:  # the one intake, here: the probes run on this copy
+            intake = new_scratch(prefix="grader-show-intake-")
+            cleanup.callback(shutil.rmtree, intake, ignore_errors=True)
+            prepared = prepare_submission(default_work(Path(path).expanduser() if path is not None else None), spec,
+                                          intake)
         return _render(spec, prepared, out, expected, workers, expected_folder, zygotes, source, started, cache)
-    intake = new_scratch(prefix="grader-show-intake-")
-    try:
-        given = default_work(Path(path).expanduser() if path is not None else None)
-        prepared = prepare_submission(given, spec, intake)  # once: the probes run on this copy
-        return _render(spec, prepared, out, expected, workers, expected_folder, zygotes, source, started, cache)
-    finally:
-        shutil.rmtree(intake, ignore_errors=True)
 
 
 def _render(spec: Assignment, prepared: PreparedSubmission, out: Path | str | None, expected: bool | None,
