@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from autograder.cli.base import assignment_named, friendly_errors
+from autograder.cli.base import assignment_named, exit_without_teardown, friendly_errors
 from autograder.errors import GraderError
 from autograder.util.targets import output_folder
 
@@ -54,3 +54,4 @@ def show(assignment: str, path: Path | None, out: Path | None, open_page: bool, 
     click.echo(f"page: {rendered.page}")
     if open_page:
         webbrowser.open(rendered.page.as_uri())
+    exit_without_teardown()  # the page is written, the workers stopped, the intake's copy removed

@@ -144,6 +144,12 @@ class FigureCache:
         self._write(name, {"status": panel.status, "reason": panel.reason, "notes": panel.notes,
                            "probe_status": panel.probe_status}, None)
 
+    def found_whole(self, figures: list[Figure]) -> bool:
+        """Whether every one of ``figures`` is kept, drawn, for this code (its import check kept clean too): the
+        page then needs no drawing, so matplotlib need not load."""
+        return self.lookup_imports() and all(
+            (self.folder / f"{self.key(figure.probe, {})}.{figure.name}.json").is_file() for figure in figures)
+
     def lookup_imports(self) -> bool:
         """Whether this code is known to import cleanly (no module broken, nothing printed)."""
         return self._read(self.imports_key()) is not None

@@ -12,6 +12,8 @@ named. The student release holds neither this module nor the judge, the mistakes
 
 from __future__ import annotations
 
+import functools
+
 import hashlib
 import shutil
 import threading
@@ -49,11 +51,19 @@ class Diagnoser:
 
     def __init__(self, assignment: Assignment, catalog: Catalog) -> None:
         self.assignment = assignment
-        self.mistakes = diagnosable_mistakes(assignment)
         self.probes = {probe.name: (probe, file.path, _hash(file.source, file.helpers))
                        for file in catalog.files for probe in file.probes}
         self.catalog = catalog
-        self._fingerprint = assignment_fingerprint(assignment)
+
+    # Read on the first figure that shows something wrong, not before: a page with none never pays for them.
+    @functools.cached_property
+    def mistakes(self) -> list[Mutation]:
+        """The assignment's known mistakes that a figure can tell apart."""
+        return diagnosable_mistakes(self.assignment)
+
+    @functools.cached_property
+    def _fingerprint(self) -> str:
+        return assignment_fingerprint(self.assignment)
 
     @classmethod
     def where_material(cls, assignment: Assignment, catalog: Catalog) -> Diagnoser | None:

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 # Importing this module does not import torch or matplotlib: render_figures starts the sandboxed workers first, so
 # the parent's heavy imports (the catalog, the drawing) overlap the workers' own start.
 
-POLL_SECONDS = 0.2
 DIAGNOSIS_MODULE = "autograder.show.diagnose"
 
 EXPECTED_SUBFOLDER = "expected"
@@ -155,6 +154,10 @@ def _render(spec: Assignment, prepared: PreparedSubmission, out: Path | str | No
             running = pool.submit(run_probes, spec, catalog, prepared, workers, lambda *item: arrived.put(item),
                                   zygotes or own, kept)
             running.add_done_callback(lambda _: arrived.put(None))  # the last draw need not wait out a poll
+            if kept is None or not kept.found_whole(catalog.figures):
+                # matplotlib loads while the probes run: after the first result (a re-run's only one), it would
+                # lengthen the page by its time
+                importlib.import_module(".draw", __package__)
             drawn = _draw_as_they_arrive(catalog, arrived, folder, kept, redrawn)
         outcome = running.result()
         panels = [drawn.get(figure.name) or _draw(figure, outcome.probes.get(figure.probe.name), folder, kept,
@@ -198,12 +201,7 @@ def _draw_as_they_arrive(catalog: Catalog, arrived: queue.SimpleQueue[tuple[str,
     drawing overlaps the sandbox's work instead of following it); None in ``arrived`` says the run has ended."""
     drawn: dict[str, Panel] = {}
     while True:
-        try:
-            item = arrived.get(timeout=POLL_SECONDS)
-        except queue.Empty:
-            # A probe is running, so a figure will be drawn: load matplotlib while waiting, not after the result.
-            importlib.import_module(".draw", __package__)
-            continue
+        item = arrived.get()
         if item is None:  # every result was put before the run ended
             return drawn
         name, result = item
