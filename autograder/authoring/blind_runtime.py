@@ -60,18 +60,27 @@ def _blind_convert(inputs):
     return first
 
 
+def _blind_uniform_fill(shape):
+    """1/(size of the last dimension): a uniform distribution along it (each row of attention weights, each
+    position's probabilities over a vocabulary). A 0-d value, one outcome with no dimension, is 1.0; an empty
+    last dimension has no element to fill."""
+    return 1.0 / max(1, shape[-1]) if len(shape) else 1.0
+
+
 def _blind_tensor(kind, value):
     if value.dtype == _blind_torch.bool:
         if kind == "random":
             return _blind_torch.rand(value.shape) < 0.5
-        return _blind_torch.full(value.shape, kind == "ones", dtype=_blind_torch.bool)
+        return _blind_torch.full(value.shape, kind in ("ones", "uniform"), dtype=_blind_torch.bool)
     if value.dtype.is_floating_point or value.dtype.is_complex:
+        if kind == "uniform":
+            return _blind_torch.full_like(value.detach(), _blind_uniform_fill(value.shape))
         maker = {"zeros": _blind_torch.zeros_like, "ones": _blind_torch.ones_like, "random": _blind_torch.randn_like}
         return maker[kind](value.detach())
     if kind == "random":
         high = max(2, int(value.max()) + 1) if value.numel() else 2
         return _blind_torch.randint(0, high, value.shape, dtype=value.dtype)
-    return _blind_torch.full(value.shape, int(kind == "ones"), dtype=value.dtype)
+    return _blind_torch.full(value.shape, int(kind in ("ones", "uniform")), dtype=value.dtype)
 
 
 def _blind_array(kind, value):
@@ -82,7 +91,9 @@ def _blind_array(kind, value):
         if _blind_np.issubdtype(value.dtype, _blind_np.integer):
             return generator.integers(0, max(2, int(value.max()) + 1) if value.size else 2, value.shape)
         return generator.standard_normal(value.shape).astype(value.dtype)
-    return (_blind_np.ones_like if kind == "ones" else _blind_np.zeros_like)(value)
+    if kind == "uniform" and _blind_np.issubdtype(value.dtype, _blind_np.inexact):
+        return _blind_np.full_like(value, _blind_uniform_fill(value.shape))
+    return (_blind_np.ones_like if kind in ("ones", "uniform") else _blind_np.zeros_like)(value)
 
 
 def _blind_module(kind, value):
@@ -91,13 +102,22 @@ def _blind_module(kind, value):
         for param in value.parameters():
             if kind == "random":
                 param.normal_()
+            elif kind == "uniform":
+                # Each parameter the uniform tensor of its shape: one constant per parameter, 1/(its last
+                # dimension), so a Linear outputs the mean of its input in every unit and every row of a weight
+                # matrix is the same. Then every token embeds alike, each position's sum after a LayerNorm is
+                # the same (the normalised values sum to 0), so queries and keys agree at every position and the
+                # attention is uniform; the output layer's equal rows give equal logits, a uniform prediction
+                # over the vocabulary. 1/n rather than 1.0 keeps the activations at the scale of the input
+                # through the layers instead of growing by the width at each one.
+                param.fill_(_blind_uniform_fill(param.shape))
             else:
                 param.fill_(float(kind == "ones"))
     return value
 
 
 def _blind_constant(kind, value):
-    """The reference's answer with every leaf replaced by a zero, one or random value of its type."""
+    """The reference's answer with every leaf replaced by a zero, one, uniform or random value of its type."""
     if isinstance(value, _blind_torch.Tensor):
         return _blind_tensor(kind, value)
     if isinstance(value, _blind_np.ndarray):
@@ -105,11 +125,13 @@ def _blind_constant(kind, value):
     if isinstance(value, _blind_torch.nn.Module):
         return _blind_module(kind, value)
     if isinstance(value, (bool, _blind_np.bool_)):
-        return _blind_random.random() < 0.5 if kind == "random" else kind == "ones"
+        return _blind_random.random() < 0.5 if kind == "random" else kind in ("ones", "uniform")
     if isinstance(value, (int, _blind_np.integer)):
-        return _blind_random.randint(2, 2 * abs(int(value)) + 10) if kind == "random" else int(kind == "ones")
-    if isinstance(value, (float, _blind_np.floating)):
-        return _blind_random.random() if kind == "random" else float(kind == "ones")
+        if kind == "random":
+            return _blind_random.randint(2, 2 * abs(int(value)) + 10)
+        return int(kind in ("ones", "uniform"))
+    if isinstance(value, (float, _blind_np.floating)):  # a scalar has no last dimension: uniform is 1.0
+        return _blind_random.random() if kind == "random" else float(kind in ("ones", "uniform"))
     if isinstance(value, (list, tuple)):
         mapped = [_blind_constant(kind, item) for item in value]
         return mapped if isinstance(value, list) else tuple(mapped)

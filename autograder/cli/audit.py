@@ -18,7 +18,7 @@ from autograder.cli.base import assignment_named, friendly_errors
 @friendly_errors
 def audit(assignment: str, jobs: int, families: str) -> None:
     """Grade every known mistake (must lose points, in its task only), correct variant (must keep full marks)
-    and blind submission (raise, zeros, ones, random, echo, convert: must score 0 on every task); fail also
+    and blind submission (raise, zeros, ones, uniform, random, echo, convert: must score 0 on every task); fail also
     when the counts fall below the manifest's [audit] minimums."""
     from autograder.authoring.audit import audit_and_render
 

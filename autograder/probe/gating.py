@@ -2,7 +2,7 @@
 
 A property such as "leaves its inputs unchanged", "rows sum to 1", "a later token never changes earlier outputs",
 "raises ValueError for bad arguments" or "has the right attributes" is satisfied by code that computes nothing:
-one that raises, returns zeros, ones, a random tensor of the right shape, an echo of an input or a
+one that raises, returns zeros, ones, a uniform or random tensor of the right shape, an echo of an input or a
 dtype-converted copy of one. Such a check's probe also returns the task's values on one ordinary call, under a
 name starting with GATE; ``gated(verify)`` compares those with the reference's first (float32 tolerance), and
 only when they agree judges the property itself (``verify`` on the other outputs; without ``verify``, the other

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +16,8 @@ from autograder.authoring import blind_runtime as rt
 from autograder.authoring.audit import BlindRow, render_blind, run_blind
 from autograder.authoring.blind import BLIND_KINDS, blind_module_source, write_blind_package
 from autograder.spec.assignment import available_assignments, load_assignment
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "assignments"
 
 
 def attend(q, k, v, causal=False):
@@ -48,6 +51,34 @@ def test_constant_kinds_keep_the_references_shapes_and_types_but_not_its_values(
     assert out.shape == (2, 3, 4) and not torch.allclose(out, attend(q, q, q)[0])
     assert rt._blind_constant("zeros", torch.ones(3, dtype=torch.bool)).dtype == torch.bool
     assert rt._blind_constant("ones", [1.5, 7, np.arange(3)])[:2] == [1.0, 1]
+
+
+def test_the_uniform_kind_spreads_one_over_the_last_dimension():
+    q = torch.randn(2, 3, 4)
+    out, weights = rt._blind_function(attend, "uniform")(q, q, q)
+    assert out.shape == (2, 3, 4) and torch.all(out == 0.25) and torch.all(weights == 1 / 3)
+    assert torch.allclose(weights.sum(-1), torch.ones(2, 3))  # what an ungated rows-sum-to-one check pays
+    assert rt._blind_constant("uniform", torch.tensor(2.5)) == 1.0 and rt._blind_constant("uniform", 2.5) == 1.0
+    assert torch.equal(rt._blind_constant("uniform", torch.arange(3)), torch.ones(3, dtype=torch.long))
+    assert rt._blind_constant("uniform", torch.zeros(2, dtype=torch.bool)).all()
+    array = rt._blind_constant("uniform", np.zeros((2, 5), dtype=np.float32))
+    assert array.dtype == np.float32 and np.all(array == np.float32(0.2))
+    assert rt._blind_constant("uniform", torch.zeros(3, 0)).shape == (3, 0)
+
+
+def test_a_uniform_model_attends_uniformly_and_predicts_every_token_alike():
+    """A returned model with every parameter 1/(its last dimension): a pre-norm block's queries and keys agree
+    at every position, so each row of the attention is uniform, and the output layer gives equal logits."""
+    torch.manual_seed(0)
+    embed, block, head = nn.Embedding(10, 8), nn.TransformerEncoderLayer(8, 2, 16, batch_first=True,
+                                                                       norm_first=True), nn.Linear(8, 10)
+    model = rt._blind_constant("uniform", nn.ModuleList([embed, block, head]).eval())  # no dropout
+    assert torch.all(embed.weight == 1 / 8) and torch.all(head.weight == 1 / 8) and torch.all(head.bias == 0.1)
+    x = block.norm1(embed(torch.randint(0, 10, (2, 5))) + torch.randn(5, 8))
+    _, weights = block.self_attn(x, x, x, average_attn_weights=False)
+    assert model is not None and torch.allclose(weights, torch.full_like(weights, 1 / 5))
+    logits = head(block(x))
+    assert torch.allclose(logits, logits[..., :1].expand_as(logits))
 
 
 def test_echo_convert_and_raise():
@@ -108,7 +139,8 @@ def test_the_blind_table_names_what_paid():
     rows = [BlindRow(kind, {"attention": (0.0, 10.0), "mask": (0.8 if kind == "zeros" else 0.0, 4.0)},
                      {"mask": ["mask.dtype"]} if kind == "zeros" else {}) for kind in BLIND_KINDS]
     table = render_blind(rows)
-    assert "PAID mask x zeros: mask.dtype" in table and "11 / 12" in table
+    cells = 2 * len(BLIND_KINDS)
+    assert "PAID mask x zeros: mask.dtype" in table and f"{cells - 1} / {cells}" in table
     assert not rows[1].ok and rows[0].ok
 
 
@@ -120,3 +152,13 @@ def test_every_blind_submission_scores_zero_on_every_task(name):
     print(table)
     assert [row.kind for row in rows] == list(BLIND_KINDS)
     assert all(row.ok for row in rows), table
+
+
+@pytest.mark.slow
+def test_the_audit_catches_an_ungated_check_that_pays_a_uniform_answer():
+    """A rows-sum-to-one check without a gate (tests/fixtures/assignments/uniform_rows) pays 1/n in every cell,
+    and only that: without the uniform kind, this audit would pass."""
+    rows = run_blind(load_assignment("uniform_rows", root=FIXTURES), jobs=2)
+    table = render_blind(rows)
+    assert [row.kind for row in rows if not row.ok] == ["uniform"], table
+    assert "PAID softmax x uniform: softmax.softmax_rows_sum_to_one" in table

@@ -63,6 +63,19 @@ def test_tiny_gpt_parts_and_attention_maps(generator):
 
 
 @pytest.mark.task("tiny_gpt")
+def test_tiny_gpt_predictions_do_not_see_later_tokens(generator):
+    model = TinyGPT(dim=32, heads=4, depth=2).eval()
+    ids = torch.randint(0, VOCAB, (2, 9), generator=generator)
+    changed = ids.clone()
+    changed[:, 6] = (changed[:, 6] + 5) % VOCAB  # another token at position 6 only
+    with torch.no_grad():
+        logits, changed_logits = model(ids), model(changed)
+    # Row t predicts token t + 1 from tokens 0..t: rows 0..5 must not move when token 6 does.
+    torch.testing.assert_close(changed_logits[:, :6], logits[:, :6], rtol=0, atol=1e-5)
+    assert not torch.allclose(changed_logits[:, 6], logits[:, 6])  # the change does reach its own position
+
+
+@pytest.mark.task("tiny_gpt")
 def test_tiny_gpt_rejects_sequences_longer_than_64():
     model = TinyGPT(dim=32, heads=4, depth=1)
     with pytest.raises(ValueError):
