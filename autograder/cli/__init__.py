@@ -1,7 +1,8 @@
 """The ``grader`` command line: one click group; each command lives in its own module and only forwards.
 
-A release may ship only some command modules (the student release: ``check``); the group lists the commands
-whose modules are present, so ``grader --help`` shows only what can run.
+A release may ship only some command modules (the student release: ``check`` and ``show``); the group lists the
+commands whose modules are present, and leaves out of their ``--help`` the options for instructors
+(``cli/base.py:InstructorOption``), so ``grader --help`` shows only what can run.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import importlib
 
 import click
 
-from autograder.cli.base import run_then_exit
+from autograder.cli.base import InstructorOption, run_then_exit
 
 # (module, command object) in the order ``grader --help`` lists them.
 COMMANDS = (("check", "check"), ("grade", "grade"), ("grade_all", "grade_all"), ("report", "report"),
@@ -48,6 +49,18 @@ def _register() -> None:
             _Commands.absent.add(module_name.replace("_", "-"))  # not part of this release
             continue
         main.add_command(getattr(module, attribute))
+    if in_student_release():  # known once every command module was looked for
+        for command in main.commands.values():
+            for param in command.params:
+                if isinstance(param, InstructorOption):
+                    param.hidden = True
+
+
+def in_student_release() -> bool:
+    """Whether this installation is the student release: the one fact that says so is that it leaves the
+    instructors' command modules out (``_Commands.absent``), by which the group refuses those commands and hides
+    the instructors' options of the commands it ships, which refuse them too."""
+    return bool(_Commands.absent)
 
 
 _register()

@@ -32,6 +32,15 @@ def friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+class InstructorOption(click.Option):
+    """An instructors' option of a command the student release ships too (``grader show --reference``).
+
+    Where the release leaves the instructors' commands out (``autograder/cli/__init__.py``: ``in_student_release``),
+    the group hides it from ``--help`` once the commands are registered; the command refuses it there in one line,
+    since what it needs (the reference, ...) is not part of the release.
+    """
+
+
 def assignment_named(name: str) -> Assignment:
     """The assignment called ``name`` (a one-line error if there is none)."""
     return load_assignment(name)

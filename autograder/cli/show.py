@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from autograder.cli.base import assignment_named, exit_without_teardown, friendly_errors
+from autograder.cli.base import InstructorOption, assignment_named, exit_without_teardown, friendly_errors
 from autograder.errors import GraderError
 from autograder.util.targets import output_folder
 
@@ -23,7 +23,7 @@ from autograder.util.targets import output_folder
 @click.option("--watch", is_flag=True,
               help="Keep drawing: after each save, redraw the figures whose code changed, on workers kept started "
                    "(Ctrl-C to stop).")
-@click.option("--reference", is_flag=True,
+@click.option("--reference", is_flag=True, cls=InstructorOption,
               help="Instructors: render the reference solution's figures as the expected PNGs (into the "
                    "assignment's figures/expected/, or --out).")
 @friendly_errors
@@ -37,6 +37,11 @@ def show(assignment: str, path: Path | None, out: Path | None, open_page: bool, 
     if out is not None:
         output_folder(out, "--out")
     if reference:
+        from autograder.cli import in_student_release  # initialised before any command runs
+
+        if in_student_release():
+            raise GraderError(f"`grader show --reference` is an instructor's option and is not part of this release "
+                              f"(it renders the reference solution); run `grader show {assignment}`")
         if path is not None or watch:
             raise GraderError("--reference renders the reference solution once; give no PATH and no --watch")
         written = render_expected(spec, out)

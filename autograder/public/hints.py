@@ -2,19 +2,43 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 from autograder.errors import GraderError
 from autograder.public.outcome import FAILING, CheckOutcome, PublicTaskResult
 from autograder.spec.assignment import Assignment
 
 
+def wrong_used_tasks(assignment: Assignment, tasks: Iterable[str], wrong: Callable[[str], bool]) -> list[str]:
+    """The tasks to fix first: those whose code ``tasks`` use (the manifest's ``uses``), other than ``tasks``
+    themselves, that ``wrong`` says are wrong, in the manifest's order.
+
+    Each surface passes its own notion of wrong (``grader check``: a failing public test that reached the task's
+    code; ``grader show``: a ✗ on another figure of the task, ``show/upstream.py``); which tasks are upstream is
+    decided here only.
+
+    Args:
+        assignment: The assignment.
+        tasks: The task ids whose building blocks are asked for (a figure's probe may declare several).
+        wrong: Whether a used task is wrong, by its id.
+
+    Returns:
+        Task ids, in the manifest's order.
+    """
+    given = set(tasks)
+    owners: set[str] = set()
+    for task_id in given:
+        try:
+            uses = assignment.task(task_id).uses
+        except GraderError:
+            continue
+        owners |= {owner.id for owner in (assignment.owner_of(q) for q in uses) if owner is not None}
+    return [t.id for t in assignment.tasks if t.id in owners - given and wrong(t.id)]
+
+
 def used_tasks(assignment: Assignment, task_id: str) -> list[str]:
     """The other tasks whose code a task ``uses`` (from the manifest), in the manifest's order."""
-    try:
-        uses = assignment.task(task_id).uses
-    except GraderError:
-        return []
-    owners = {owner.id for owner in (assignment.owner_of(q) for q in uses) if owner is not None}
-    return [t.id for t in assignment.tasks if t.id in owners and t.id != task_id]
+    return wrong_used_tasks(assignment, (task_id,), lambda _: True)
 
 
 def dependency_hints(assignment: Assignment, outcome: CheckOutcome, result: PublicTaskResult) -> list[str]:
@@ -24,16 +48,20 @@ def dependency_hints(assignment: Assignment, outcome: CheckOutcome, result: Publ
     if result.status != "failed":
         return []
     status = {t.task: t.status for t in outcome.tasks}
-    used = [other for other in used_tasks(assignment, result.task) if _reached(assignment, result, other)]
-    failing = [other for other in used if status.get(other) in ("failed", "blocked")]
-    missing = [other for other in used if status.get(other) == "not implemented"]
+
+    def wrong(*statuses: str) -> Callable[[str], bool]:
+        return lambda other: status.get(other) in statuses and _reached(assignment, result, other)
+
+    failing = wrong_used_tasks(assignment, (result.task,), wrong("failed", "blocked"))
+    missing = wrong_used_tasks(assignment, (result.task,), wrong("not implemented"))
     hints = []
     if failing:
-        also = f" ({_join(failing[1:])} {'fails' if len(failing) == 2 else 'fail'} too)" if failing[1:] else ""
+        verb = "fails" if len(failing) == 2 else "fail"
+        also = f" ({join_names(failing[1:])} {verb} too)" if failing[1:] else ""
         hints.append(f"may be caused by {failing[0]}, which fails: fix that first{also}")
     if missing:
         those = "that" if len(missing) == 1 else "those"
-        hints.append(f"may be caused by {_join(missing)}, not implemented yet: do {those} first")
+        hints.append(f"may be caused by {join_names(missing)}, not implemented yet: do {those} first")
     return hints
 
 
@@ -44,8 +72,9 @@ def _reached(assignment: Assignment, result: PublicTaskResult, other: str) -> bo
     return any(frame == name or frame.startswith(f"{name}.") for frame in frames for name in functions)
 
 
-def _join(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+def join_names(names: list[str], word: str = "and") -> str:
+    """``a``, ``a and b``, ``a, b and c`` (or with ``word`` in place of "and")."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" {word} " + names[-1]
 
 
 def add_dependency_hints(assignment: Assignment, outcome: CheckOutcome) -> None:

@@ -30,9 +30,9 @@ from autograder.submission.package import PreparedSubmission
 
 from ._jobs import FigureJobs, probe_name
 from .catalog import Catalog
-from .figures import NOTE_BAD, Probe
+from .figures import Probe
 from .outcome import OK, RunOutcome
-from .panel import DRAWN, Panel
+from .panel import Panel
 
 # Outputs of the reference ("") and of each mistake on each probe, kept for the life of the process: a batch worker
 # drawing many students' figures runs each once. Keyed by what decides them (the assignment's fingerprint covers
@@ -83,7 +83,8 @@ class Diagnoser:
             outcome: The probes' results on the student's code.
             zygotes: Started sandboxed workers (the reference and the mistakes run there, like the student's code).
         """
-        wrong = {panel.figure.probe.name for panel in panels if _shows_wrong(panel)
+        # a ✗ from outputs (a probe that raised or hung gave none to compare)
+        wrong = {panel.figure.probe.name for panel in panels if panel.shows_wrong
                  and outcome.probes.get(panel.figure.probe.name) is not None
                  and outcome.probes[panel.figure.probe.name].status == OK}
         asked = {name: self.candidates(self.probes[name][0]) for name in sorted(wrong)}
@@ -100,7 +101,7 @@ class Diagnoser:
                                         [(m, _OUTPUTS.get(self._key(m.id, name))) for m in mistakes],
                                         probe.__check__.tolerance)
             for panel in panels:
-                if found is not None and panel.figure.probe.name == name and _shows_wrong(panel):
+                if found is not None and panel.figure.probe.name == name and panel.shows_wrong:
                     panel.diagnosis = found.hint
 
     def _key(self, package: str, probe: str) -> tuple[str, str, str, str]:
@@ -140,11 +141,6 @@ class Diagnoser:
         package = self.assignment.reference if mistake is None else apply_mutation(
             self.assignment.reference, mistake, folder / "source" / self.assignment.package)
         return prepare_submission(package, self.assignment, folder / "work")
-
-
-def _shows_wrong(panel: Panel) -> bool:
-    """Whether a figure shows something wrong: a ✗ note, or outputs it could not be drawn from."""
-    return any(kind == NOTE_BAD for kind, _ in panel.notes) or (panel.status != DRAWN and panel.probe_status == OK)
 
 
 def _hash(source: str, helpers: dict[str, str]) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .page import MARKS
-from .panel import DIAGNOSIS, DRAWN, Panel
+from .panel import DIAGNOSIS, DRAWN, UPSTREAM, Panel
 
 if TYPE_CHECKING:
     from .render import Rendered
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 # A notebook's output area ignores the page's stylesheet (and sanitises <style> in some front ends): styles inline.
 REASON_STYLE = "color:#8a5a00"
 NOTE_STYLES = {"ok": "color:#17692c", "bad": "color:#a4161a;font-weight:600", "info": "color:#333",
-               DIAGNOSIS: "color:#5a3d8a"}
+               DIAGNOSIS: "color:#5a3d8a", UPSTREAM: "color:#8a5a00"}
 
 
 # The concrete class (PosixPath here): Path itself cannot be subclassed before Python 3.12.

@@ -10,6 +10,7 @@ from autograder.reports.results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, T
 OK, NOT_RUN = "ok", "not run"
 # A probe's status from the status of the check it ran as (a probe is never judged: failed means it gave outputs).
 STATUS = {PASSED: OK, FAILED: OK, NOT_IMPLEMENTED: "not implemented", ERROR: "error", TIMEOUT: "timeout"}
+FAULTS = (STATUS[ERROR], STATUS[TIMEOUT])  # a probe whose code raised or hung: a fault in the student's code
 
 
 @dataclass

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from .panel import DIAGNOSIS, DRAWN, Panel
+from .panel import DIAGNOSIS, DRAWN, UPSTREAM, Panel
 
-MARKS = {"ok": "✓", "bad": "✗", "info": "•", DIAGNOSIS: "→"}
+MARKS = {"ok": "✓", "bad": "✗", "info": "•", DIAGNOSIS: "→", UPSTREAM: "↑"}
 # Marks images that did not load, and records load results and script errors on <html> (the browser test reads
 # them): a page whose picture is missing says so instead of showing an empty frame.
 SCRIPT = """
@@ -37,7 +37,7 @@ section { border-top: 1px solid #ddd; padding: .6em 0 1em; }
 figcaption { font-size: .85em; color: #666; }
 ul.notes { list-style: none; padding-left: 0; margin: .4em 0; }
 li.ok { color: #17692c; } li.bad { color: #a4161a; font-weight: 600; } li.info { color: #333; }
-li.diagnosis { color: #5a3d8a; }
+li.diagnosis { color: #5a3d8a; } li.upstream { color: #8a5a00; }
 .reason { color: #8a5a00; }
 .summary li { margin: .1em 0; }
 pre { background: #f6f6f6; padding: .6em; overflow-x: auto; max-height: 20em; }

@@ -23,6 +23,7 @@ from .page import PageInfo, render_page, write_page
 from .panel import DRAWN, Panel
 from .outcome import ProbeResult, RunOutcome
 from .run import run_probes, start_workers, stop_workers
+from .upstream import add_upstream_lines
 
 if TYPE_CHECKING:
     from autograder.sandbox.host import Zygote
@@ -169,6 +170,7 @@ def _render(spec: Assignment, prepared: PreparedSubmission, out: Path | str | No
     finally:
         if own is not None:
             stop_workers(own)
+    add_upstream_lines(spec, panels)  # from this run's panels, the cached ones too: never kept in the cache
     show_expected = catalog.show_expected if expected is None else expected
     beside = _copy_expected(expected_folder or catalog.expected, catalog, folder) if show_expected else {}
     info = PageInfo(assignment=spec.name, title=spec.title, source=source or str(work), isolation=outcome.isolation,

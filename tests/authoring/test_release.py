@@ -181,6 +181,20 @@ def test_the_student_release_lists_and_runs_only_check_and_show(release: Path) -
     assert not {"grading/grader.py", "judge/verdict.py", "spec/mutation.py", "spec/reference.py"} & shipped
 
 
+def test_the_student_release_hides_and_refuses_the_instructors_reference_option(release: Path) -> None:
+    """`grader show --reference` renders the reference solution, which the release does not hold: its --help leaves
+    the option out, and giving it is one line, not a traceback or a missing-folder error."""
+    assert "--reference" in CliRunner().invoke(main, ["show", "--help"]).output  # the instructor's copy lists it
+    helped = _run_cli(release, "show", "--help")
+    assert helped.returncode == 0, helped.stderr
+    assert "--reference" not in helped.stdout and "Instructors" not in helped.stdout
+    assert "--watch" in helped.stdout and "--expected" in helped.stdout
+    refused = _run_cli(release, "show", "assignment3", "--reference")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+    assert refused.stderr.strip().count("\n") == 0 and refused.stdout == "", refused.stderr
+    assert "not part of this release" in refused.stderr and "grader show assignment3" in refused.stderr
+
+
 def test_the_student_release_carries_the_figures_and_the_expected_pngs(release: Path) -> None:
     figures = release / "assignment3-student" / "assignments" / "assignment3" / "figures"
     assert sorted(p.name for p in figures.glob("*.py")) == ["_drawing.py", "attention.py", "kv_cache.py",

@@ -366,6 +366,8 @@ def test_reference_page_draws_every_figure_as_the_notes_describe(reference_page,
     assert reference_page.drawn == len(A3_FIGURES)
     notes = [text for panel in reference_page.panels for kind, text in panel.notes]
     assert not [text for panel in reference_page.panels for kind, text in panel.notes if kind == "bad"]
+    assert not [panel.upstream for panel in reference_page.panels if panel.upstream]  # no ✗, nothing upstream
+    assert "may be caused by" not in reference_page.page.read_text(encoding="utf-8")
     for expected in ("causal: above the diagonal exactly zero — no query sees the future",
                      "continuation of 3 5: 7 9 1 3 5 7 9 1", "continuation of 8 1: 4 7 0 3 6 9",
                      "without the cache: n(n+1)/2 rows (78 for 12 tokens)",

@@ -1,0 +1,54 @@
+"""One bug, one task, on the figure page: a ✗ points at the ✗ of a task it builds on, as `grader check` does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from autograder.public.hints import join_names, wrong_used_tasks
+from autograder.spec.assignment import Assignment
+
+from .panel import Panel
+
+
+def add_upstream_lines(assignment: Assignment, panels: list[Panel]) -> None:
+    """Set ``upstream`` on each panel that shows a ✗ whose probe's tasks use a task whose own figure shows a ✗.
+
+    Which tasks are upstream is decided by `grader check`'s own function
+    (:func:`autograder.public.hints.wrong_used_tasks`: the manifest's ``uses``, in its order); wrong, here, is a
+    ✗ (:attr:`Panel.shows_wrong`) on a figure of another probe that declares the task (``@probe(tasks=...)``). A
+    figure of the same probe never counts: its ✗ comes from the same outputs, so it would point at itself.
+
+    Args:
+        assignment: The assignment.
+        panels: The page's figures, in page order (changed in place).
+    """
+    wrong = [panel for panel in panels if panel.shows_wrong]
+    place = {panel.figure.name: index for index, panel in enumerate(panels)}
+    for panel in wrong:
+        elsewhere = [other for other in wrong if other.figure.probe.name != panel.figure.probe.name]
+        upstream = wrong_used_tasks(assignment, panel.figure.probe.tasks, _shown_wrong_in(elsewhere))
+        panel.upstream = _line(panel, upstream, elsewhere, place) if upstream else ""
+
+
+def _shown_wrong_in(panels: list[Panel]) -> Callable[[str], bool]:
+    """Show's notion of a wrong task: one of these figures (each showing a ✗) declares it."""
+    return lambda task: any(task in panel.figure.probe.tasks for panel in panels)
+
+
+def _line(panel: Panel, upstream: list[str], elsewhere: list[Panel], place: dict[str, int]) -> str:
+    """``may be caused by a or b, whose figure “…” above shows ✗: fix that first``: the upstream tasks grouped by
+    the first figure (in page order) that declares them and shows a ✗; the groups in the order of their first task
+    in the manifest, the first one to fix first."""
+    groups: dict[str, tuple[Panel, list[str]]] = {}
+    for task in upstream:
+        shown = next(other for other in elsewhere if task in other.figure.probe.tasks)
+        groups.setdefault(shown.figure.name, (shown, []))[1].append(task)
+
+    def figure(shown: Panel) -> str:
+        where = "above" if place[shown.figure.name] < place[panel.figure.name] else "below"
+        return f"whose figure “{shown.figure.title}” {where} shows ✗"
+
+    (first, tasks), *rest = groups.values()
+    also = "; ".join(f"also {join_names(others, 'or')}, {figure(shown)}" for shown, others in rest)
+    return (f"may be caused by {join_names(tasks, 'or')}, {figure(first)}: fix that first"
+            + (f" ({also})" if also else ""))
