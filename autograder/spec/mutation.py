@@ -288,13 +288,19 @@ def apply_mutation(reference: Path, mutation: Mutation, destination: Path) -> Pa
 def combined_problems(reference: Path, mutations: list[Mutation]) -> list[str]:
     """What only the mistakes and variants together show, one line each: an id used in both folders, an edit
     that does not apply to the reference (a misspelt file, an ``old`` text gone stale). No grading: text only."""
-    problems = _duplicate_id_problems(mutations)
+    return _duplicate_id_problems(mutations) + applying(reference, mutations)[1]
+
+
+def applying(reference: Path, mutations: list[Mutation]) -> tuple[list[Mutation], list[str]]:
+    """The mutations whose edits apply to the reference, and one line for each of the others (see edited_texts)."""
+    sound, problems = [], []
     for mutation in mutations:
         try:
             edited_texts(reference, mutation)
+            sound.append(mutation)
         except AssignmentError as exc:
             problems.append(str(exc))
-    return problems
+    return sound, problems
 
 
 def diagnosable_mistakes(assignment: Assignment) -> list[Mutation]:
