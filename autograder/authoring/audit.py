@@ -16,6 +16,7 @@ from autograder.authoring.notebook_variant import NOTEBOOK_VARIANT, write_notebo
 from autograder.authoring.template import render_template
 from autograder.errors import GraderError
 from autograder.grading.grader import Grader
+from autograder.judge.scoring import paying_checks
 from autograder.reports.results import PASSED, GradeReport, TaskResult
 from autograder.spec.assignment import Assignment
 from autograder.spec.mutation import Mutation, apply_mutation, load_mutations
@@ -163,7 +164,7 @@ def run_blind(assignment: Assignment, jobs: int = 2, kinds: tuple[str, ...] = BL
 def blind_row(kind: str, tasks: list[TaskResult]) -> BlindRow:
     """The scores of a graded blind submission, with the checks that paid it."""
     return BlindRow(kind, {t.id: (t.score, t.max_score) for t in tasks},
-                    {t.id: [c.name for c in t.checks if c.status == PASSED] for t in tasks if t.score > 0})
+                    {t.id: [name for name, _ in paying_checks(t)] for t in tasks if t.score > 0})
 
 
 def _in_parallel(assignment: Assignment, work: list, jobs: int, one, progress=None) -> list:

@@ -11,7 +11,7 @@ from autograder.errors import GraderError
 from autograder.probe.checks import checks_file_problems
 from autograder.spec.assignment import MANIFEST, Assignment, missing_paths
 from autograder.spec.manifest import location
-from autograder.spec.mutation import combined_problems, load_mutations
+from autograder.spec.mutation import combined_problems, read_mutations
 from autograder.spec.quiz import load_key, load_questions
 from autograder.util.syntax import parse
 
@@ -120,14 +120,12 @@ def mutation_problems(assignment: Assignment) -> list[str]:
     apply to the reference (each ``old`` occurs once in its file) and are as many as ``[audit]`` asks."""
     problems, figures, loaded = [], [], []
     for which in ("mistakes", "variants"):
-        try:
-            mutations = load_mutations(assignment, which)
-        except GraderError as exc:
-            problems.append(str(exc))
-            continue
+        mutations, found = read_mutations(assignment, which)  # every problem of every file, one line each
+        problems += found
         loaded += mutations
-        figures.append(Figure(f"min_{which}", len(mutations), str(assignment.root / "hidden" / which), which,
-                              "add more"))
+        if not found:  # counted only once every one loads: a broken entry is not one too few
+            figures.append(Figure(f"min_{which}", len(mutations), str(assignment.root / "hidden" / which), which,
+                                  "add more"))
     return problems + combined_problems(assignment.reference, loaded) + missed_minimums(assignment, figures)
 
 

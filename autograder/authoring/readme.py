@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from autograder.errors import TemplateError
 from autograder.spec.assignment import Assignment
+from autograder.util.paths import display_path
 
 STUDENT_README = "STUDENT_README.md"
 
@@ -50,6 +52,22 @@ class StudentReadme:
     checking: str = ""
     quiz: str = ""
     others: list[tuple[str, str]] = field(default_factory=list)
+
+
+def student_readme(assignment: Assignment) -> bytes:
+    """The student README as the package template ships it (its ``README.md``).
+
+    Raises:
+        TemplateError: When the assignment has none: one line naming the file to write, what goes in it and what
+            ``grader new`` would have put there.
+    """
+    path = assignment.root / STUDENT_README
+    if not path.is_file():
+        raise TemplateError(f"{display_path(path)} does not exist: write the students' instructions there (the "
+                            f"template's README.md and the notebook's text come from it; `grader new` starts one with "
+                            f"a title, the functions to write and their files, where to answer the quiz and `grader "
+                            f"check {assignment.name}`), then run `grader template {assignment.name}`")
+    return path.read_bytes()
 
 
 def read_student_readme(assignment: Assignment) -> StudentReadme:

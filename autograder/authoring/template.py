@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.authoring.notebook_template import notebook_drift, write_notebook
-from autograder.authoring.readme import STUDENT_README
+from autograder.authoring.readme import student_readme
 from autograder.errors import TemplateError
 from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import load_questions
@@ -258,8 +258,10 @@ def render_template(assignment: Assignment) -> dict[str, bytes]:
     ``STUDENT_README.md``. The grader ignores the README in a submission.
 
     Raises:
-        TemplateError: If a reference file is missing or its solution regions are invalid.
+        TemplateError: If the student README or a reference file is missing, or a file's solution regions are
+            invalid.
     """
+    readme = student_readme(assignment)  # first: without it, neither `template` nor `verify` can go on
     files: dict[str, bytes] = {}
     answers_file = assignment.quiz.answers_file if assignment.quiz else None
     for name in assignment.student_files:
@@ -274,9 +276,7 @@ def render_template(assignment: Assignment) -> dict[str, bytes]:
             source = _decode(data, path)
             data = clear_solutions(source, display_path(path)).encode("utf-8")
         files[name] = data
-    readme = assignment.root / STUDENT_README
-    if readme.is_file():
-        files[PACKAGE_README] = readme.read_bytes()
+    files[PACKAGE_README] = readme
     return files
 
 

@@ -8,7 +8,8 @@ from autograder.authoring.lint import lint_assignment
 from autograder.authoring.quiz_cues import blind_bound, blind_summary, cue_problems, key_pattern_problems
 from autograder.authoring.template import template_drift
 from autograder.errors import GraderError
-from autograder.reports.results import NOT_IMPLEMENTED, GradeReport
+from autograder.judge.scoring import paying_checks
+from autograder.reports.results import NOT_IMPLEMENTED, GradeReport, TaskResult
 from autograder.spec.assignment import Assignment, absent_file
 from autograder.spec.quiz import load_key, load_questions, read_answers
 from autograder.util.paths import display_path
@@ -132,15 +133,26 @@ def check_template_report(report: GradeReport, assignment: Assignment) -> Findin
     quiz_id = assignment.quiz.task_id if assignment.quiz else None
     problems = []
     for task in report.tasks:
-        if task.id != quiz_id and task.status != NOT_IMPLEMENTED:
+        if task.score > 0:
+            problems.append(_paid_problem(task, task.id == quiz_id))
+        elif task.id != quiz_id and task.status != NOT_IMPLEMENTED:
             problems.append(f"{task.id}: status {task.status}, expected {NOT_IMPLEMENTED} ({task.feedback})")
-        elif task.score != 0:
-            problems.append(f"{task.id}: scores {task.score:g}, expected 0")
     problems += [f"note: {note}" for note in report.notes]
     summary = f"{report.score:g} / {report.max_score:g} in {report.seconds:g} s"
     if problems or report.score != 0:
         return Finding("template scores 0", False, [f"scored {summary}"] + problems)
     return Finding("template scores 0", True, [f"{summary}, every task not implemented"])
+
+
+def _paid_problem(task: TaskResult, quiz: bool) -> str:
+    """The line for a task the untouched template earns points in: the checks that paid (as ``grader audit``'s
+    blind table names them), and the fix."""
+    paid = ", ".join(f"{name} ({points:g} point{'' if points == 1 else 's'})"
+                     for name, points in paying_checks(task)) or "none passed"
+    fix = ("the blank answers file must earn nothing" if quiz else "a check a stub passes pays for code the students "
+           "were given: gate it on the function's values (gated) or move what it tests into a solution region")
+    return f"{task.id}: the untouched template earns {task.score:g} / {task.max_score:g}; the checks that paid: " \
+           f"{paid}; {fix}"
 
 
 def grade_reference_and_template(assignment: Assignment) -> list[Finding]:

@@ -77,7 +77,18 @@ def grade(assignment: str, submission: Path, fmt: str, output: Path | None, task
         click.echo(f"{report.assignment}: {report.score:g} / {report.max_score:g}; report written to {output}")
     else:
         click.echo(text, nl=False)
+    _warn_stale_mistakes(spec, grader.stale_mistakes, fmt)
     exit_without_teardown()
+
+
+def _warn_stale_mistakes(spec: Assignment, stale: list[str], fmt: str) -> None:
+    """Say once, on stderr, each known mistake grading left out because it went stale: the instructor's problem,
+    so never in the report, nor in a Gradescope run whose output students may be shown (``stdout_visibility``)."""
+    if fmt == "gradescope" and spec.stdout_visibility != "hidden":
+        return
+    for line in stale:
+        click.echo(f"warning: {line}; until then no student is told this mistake's hint (`grader verify "
+                   f"{spec.name}` refuses it)", err=True)
 
 
 def _write_report(output: Path, text: str) -> None:

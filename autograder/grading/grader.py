@@ -38,7 +38,7 @@ from autograder.sandbox.host import (
 from autograder.sandbox.memory import GRADER_OOM_SCORE_ADJ, current_plan, set_oom_score_adj
 from autograder.spec.assignment import Assignment, Task, absent_file
 from autograder.spec.fingerprint import assignment_fingerprint
-from autograder.spec.mutation import diagnosable_mistakes
+from autograder.spec.mutation import applying, diagnosable_mistakes
 from autograder.spec.quiz import (
     AnswerCheck,
     grade_answers,
@@ -64,6 +64,10 @@ class Grader:
         workers: Worker processes grading tasks of one submission in parallel.
         zygotes: Already started workers to use instead (see sandbox.start_zygotes); ``workers`` is then ignored.
         require_isolation: Refuse to grade unless this isolation tier is in force (autograder.sandbox.tiers.TIERS).
+
+    Attributes:
+        stale_mistakes: One line per known mistake left out of diagnosis because its edits no longer apply to the
+            reference (an authoring problem for the instructor, never shown in a report).
     """
 
     def __init__(self, assignment: Assignment, scratch: Path | None = None, workers: int = 1,
@@ -92,7 +96,9 @@ class Grader:
                                             reference_sources=pruned[task.id], uses=tuple(task.uses),
                                             assets={n: self.assets[n] for n in task.assets})
                         for task in assignment.tasks}
-        mistakes = diagnosable_mistakes(assignment)
+        # A stale mistake (its old text gone from the reference) can diagnose nothing: left out, and said once to
+        # whoever runs the grader (never in a report: the student did nothing wrong; see cli/grade.py).
+        mistakes, self.stale_mistakes = applying(assignment.reference, diagnosable_mistakes(assignment))
         store = ReferenceStore.for_assignment(assignment_fingerprint(assignment))
         self.judge = Judge(assignment, self.reference, self.assets, mistakes, self.scratch / "mistakes", store)
         self.jobs = Jobs(assignment, self.zygotes, self.memory)

@@ -46,11 +46,20 @@ def score_task(task_id: str, title: str, points: float, checks: list[CheckResult
     Returns:
         The task result with a one-paragraph feedback summary.
     """
-    total_weight = sum(c.weight for c in checks)
-    earned = sum(c.weight for c in checks if c.passed)
-    score = round(points * earned / total_weight, SCORE_DECIMALS) if total_weight else 0.0
+    score = _share(points, sum(c.weight for c in checks if c.passed), checks)
     status = task_status(checks)
     return TaskResult(task_id, title, score, points, status, _feedback(status, checks), checks)
+
+
+def paying_checks(task: TaskResult) -> list[tuple[str, float]]:
+    """Each check of a task that passed, with the points it earned (its weighted share of the task's)."""
+    return [(c.name, _share(task.max_score, c.weight, task.checks)) for c in task.checks if c.passed]
+
+
+def _share(points: float, weight: float, checks: list[CheckResult]) -> float:
+    """The points ``weight`` of the checks' total weight earns, rounded to SCORE_DECIMALS."""
+    total_weight = sum(c.weight for c in checks)
+    return round(points * weight / total_weight, SCORE_DECIMALS) if total_weight else 0.0
 
 
 def _feedback(status: str, checks: list[CheckResult]) -> str:

@@ -197,49 +197,78 @@ def validate(data: dict[str, Any], text: str, path: Path, schema: tuple[Table, .
         ``{table: {key: value}}`` (a list of those for an array of tables) with defaults for absent keys.
 
     Raises:
-        ManifestProblem: On an unknown table or key, a value of the wrong type or a missing required key.
+        ManifestProblem: The first problem :func:`validate_all` finds (an unknown table or key, a value of the wrong
+            type, a missing required key).
+    """
+    filled, problems = validate_all(data, text, path, schema)
+    if problems:
+        raise ManifestProblem(problems[0])
+    return filled
+
+
+def validate_all(data: dict[str, Any], text: str, path: Path,
+                 schema: tuple[Table, ...] = SCHEMA) -> tuple[dict[str, Any], list[str]]:
+    """Check a parsed file against a schema and find every problem, not only the first (see :func:`validate`).
+
+    Returns:
+        The file with its defaults filled in, a table (or an entry of an array of tables) with a problem being
+        None there, so that the other entries keep their places; and one line per problem, ``file:line: ...``,
+        in the file's order of tables.
     """
     known = {t.name: t for t in schema}
+    problems = []
     for name, value in data.items():
         if name not in known:
             table_like = isinstance(value, (dict, list))  # a key above every table is found before any header
             where = location(path, text, name, None) if table_like else location(path, text, None, name, -1)
-            raise ManifestProblem(where + f"unknown {_written(name, value)}{suggest(name, known)}")
+            problems.append(where + f"unknown {_written(name, value)}{suggest(name, known)}")
     filled: dict[str, Any] = {}
     for spec in schema:
         raw = data.get(spec.name)
+        filled[spec.name] = [] if spec.array else None
         if raw is None:
             if spec.required:
-                raise ManifestProblem(f"{path}: the {spec.header} table is missing")
-            filled[spec.name] = [] if spec.array else None
+                problems.append(f"{path}: the {spec.header} table is missing")
             continue
         entries = raw if isinstance(raw, list) else [raw]
         if spec.array != isinstance(raw, list) or not all(isinstance(e, dict) for e in entries):
-            raise ManifestProblem(location(path, text, spec.name, None) + f"{spec.name} must be written {spec.header}")
-        done = [_fill(spec, entry, index, text, path) for index, entry in enumerate(entries)]
+            problems.append(location(path, text, spec.name, None) + f"{spec.name} must be written {spec.header}")
+            continue
+        done = []
+        for index, entry in enumerate(entries):
+            found = _entry_problems(spec, entry, index, text, path)
+            problems += found
+            done.append(None if found else _fill(spec, entry))
         filled[spec.name] = done if spec.array else done[0]
-    return filled
+    return filled, problems
 
 
-def _fill(spec: Table, entry: dict[str, Any], index: int, text: str, path: Path) -> dict[str, Any]:
+def _entry_problems(spec: Table, entry: dict[str, Any], index: int, text: str, path: Path) -> list[str]:
+    """Every problem of one table (or one entry of an array of tables): unknown keys, then each key in the schema's
+    order that is missing while required (unless an unknown key is its misspelling) or of the wrong type."""
+    from difflib import get_close_matches
+
     names = {k.name for k in spec.keys}
-    for name, value in entry.items():
-        if name not in names:
-            raise ManifestProblem(location(path, text, spec.name, name, index)
-                                  + f"unknown key {name!r} in {spec.header}{suggest(name, names)}")
-    out: dict[str, Any] = {}
+    unknown = [name for name in entry if name not in names]
+    problems = [location(path, text, spec.name, name, index) + f"unknown key {name!r} in {spec.header}"
+                f"{suggest(name, names)}" for name in unknown]
+    # A required key written misspelt is one slip: its unknown key's line already names it.
+    misspelt = {close for name in unknown for close in get_close_matches(name, sorted(names), n=1)}
     for key in spec.keys:
         if key.name not in entry:
-            if key.default is REQUIRED:
-                raise ManifestProblem(location(path, text, spec.name, None, index)
-                                      + f"{spec.header} needs the key {key.name!r} ({key.doc})")
-            out[key.name] = key.default
+            if key.default is REQUIRED and key.name not in misspelt:
+                problems.append(location(path, text, spec.name, None, index)
+                                + f"{spec.header} needs the key {key.name!r} ({key.doc})")
             continue
         problem = key.kind.problem(entry[key.name])
         if problem:
-            raise ManifestProblem(location(path, text, spec.name, key.name, index) + f"{key.name} {problem}")
-        out[key.name] = entry[key.name]
-    return out
+            problems.append(location(path, text, spec.name, key.name, index) + f"{key.name} {problem}")
+    return problems
+
+
+def _fill(spec: Table, entry: dict[str, Any]) -> dict[str, Any]:
+    """A sound table's values, with the default of each key it does not set."""
+    return {key.name: entry[key.name] if key.name in entry else key.default for key in spec.keys}
 
 
 @dataclass(frozen=True)

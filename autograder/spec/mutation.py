@@ -15,11 +15,10 @@ from autograder.spec.manifest import (
     STRING,
     Key,
     Kind,
-    ManifestProblem,
     Table,
     key_line,
     suggest,
-    validate,
+    validate_all,
 )
 from autograder.util.paths import display_path
 from autograder.util.tomlio import TOMLDecodeError, load_toml
@@ -99,21 +98,34 @@ def load_mutations(assignment: Assignment, which: str, present_tasks_only: bool 
             (what a grader of a subset of the tasks needs; the audit stays strict, so typos are still caught).
 
     Raises:
-        AssignmentError: One line with the file and line: a file is malformed (an unknown table or key, a value
-            of the wrong type, both edit forms), ids repeat, a variant has a task, or a mistake names no task or
-            an unknown one.
+        AssignmentError: One line: the first problem :func:`read_mutations` finds, with its file and line, and how
+            many more there are (``grader verify`` lists every one).
     """
+    mutations, problems = read_mutations(assignment, which, present_tasks_only)
+    if problems:
+        more = f" (and {len(problems) - 1} more: `grader verify {assignment.name}` lists each)" \
+            if len(problems) > 1 else ""
+        raise AssignmentError(problems[0] + more)
+    return mutations
+
+
+def read_mutations(assignment: Assignment, which: str,
+                   present_tasks_only: bool = False) -> tuple[list[Mutation], list[str]]:
+    """The sound mistakes or variants of the assignment, and one line per problem of every file (see
+    :func:`load_mutations`): a malformed file (an unknown table or key, a value of the wrong type, both edit
+    forms), a repeated id, a variant with a task, a mistake that names no task or an unknown one."""
     folder = assignment.root / MUTATION_FOLDERS[which]
     tasks = None if present_tasks_only else set(assignment.task_ids)
     mutations: list[Mutation] = []
+    problems: list[str] = []
     for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
-        mutations += _load_file(path, which, tasks)
-    duplicates = _duplicate_id_problems(mutations)
-    if duplicates:
-        raise AssignmentError("; ".join(duplicates))
+        found, wrong = _load_file(path, which, tasks)
+        mutations += found
+        problems += wrong
+    problems += _duplicate_id_problems(mutations)
     if which == "mistakes" and present_tasks_only:
-        return [m for m in mutations if m.task in assignment.task_ids]
-    return mutations
+        mutations = [m for m in mutations if m.task in assignment.task_ids]
+    return mutations, problems
 
 
 def _duplicate_id_problems(mutations: list[Mutation]) -> list[str]:
@@ -133,26 +145,41 @@ def _start(at: str) -> str:
     return f"{at}: " if at else ""
 
 
-def _load_file(path: Path, which: str, tasks: set[str] | None) -> list[Mutation]:
-    """One mistakes or variants file's mutations, checked against SCHEMA (and ``tasks`` when given)."""
+def _load_file(path: Path, which: str, tasks: set[str] | None) -> tuple[list[Mutation], list[str]]:
+    """One mistakes or variants file's sound mutations, checked against SCHEMA (and ``tasks`` when given), and
+    one line per problem of its entries (an entry with a problem is left out; the others are still read)."""
     shown = Path(display_path(path))
     try:
         text = path.read_text(encoding="utf-8")
         data = load_toml(path)
     except (OSError, UnicodeDecodeError, TOMLDecodeError) as exc:
-        raise AssignmentError(f"{shown}: {exc}") from None
-    try:
-        entries = validate(data, text, shown, SCHEMA)["mutation"]
-        edits = validate({EDITS.name: [e for entry in entries for e in entry["edits"] or []]}, text, shown,
-                         (EDITS,))[EDITS.name]
-    except ManifestProblem as exc:
-        raise AssignmentError(str(exc)) from None
+        return [], [f"{shown}: {exc}"]
+    filled, problems = validate_all(data, text, shown, SCHEMA)
+    # Every [[mutation.edits]] of the file, sound entry or not, so that each keeps its place in the file's order.
+    raw = [_tables(entry.get("edits")) for entry in _tables(data.get("mutation"))]
+    edits, edit_problems = validate_all({EDITS.name: [e for entry in raw for e in entry]}, text, shown, (EDITS,))
+    problems += edit_problems
     mutations, used = [], 0
-    for index, entry in enumerate(entries):
-        count = len(entry["edits"] or [])
-        mutations.append(_build(entry, edits[used:used + count], used, _Where(shown, text, index), which, tasks))
-        used += count
-    return mutations
+    for index, entry in enumerate(filled["mutation"]):
+        own = edits[EDITS.name][used:used + len(raw[index])]
+        if entry is not None and None not in own:
+            try:
+                mutations.append(_build(entry, own, used, _Where(shown, text, index), which, tasks))
+            except AssignmentError as exc:
+                problems.append(str(exc))
+        used += len(raw[index])
+    return mutations, sorted(problems, key=lambda problem: _line_number(problem, shown))
+
+
+def _line_number(problem: str, path: Path) -> int:
+    """The line a problem of ``path`` names (``path:line: ...``; 0 when it names none), to list them in file order."""
+    line = problem[len(f"{path}:"):].partition(":")[0]
+    return int(line) if problem.startswith(f"{path}:") and line.isdigit() else 0
+
+
+def _tables(value: Any) -> list[dict[str, Any]]:
+    """The tables of a ``[[table]]`` as TOML gives them (a list), none when the file writes it otherwise."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 @dataclass(frozen=True)
@@ -261,13 +288,19 @@ def apply_mutation(reference: Path, mutation: Mutation, destination: Path) -> Pa
 def combined_problems(reference: Path, mutations: list[Mutation]) -> list[str]:
     """What only the mistakes and variants together show, one line each: an id used in both folders, an edit
     that does not apply to the reference (a misspelt file, an ``old`` text gone stale). No grading: text only."""
-    problems = _duplicate_id_problems(mutations)
+    return _duplicate_id_problems(mutations) + applying(reference, mutations)[1]
+
+
+def applying(reference: Path, mutations: list[Mutation]) -> tuple[list[Mutation], list[str]]:
+    """The mutations whose edits apply to the reference, and one line for each of the others (see edited_texts)."""
+    sound, problems = [], []
     for mutation in mutations:
         try:
             edited_texts(reference, mutation)
+            sound.append(mutation)
         except AssignmentError as exc:
             problems.append(str(exc))
-    return problems
+    return sound, problems
 
 
 def diagnosable_mistakes(assignment: Assignment) -> list[Mutation]:

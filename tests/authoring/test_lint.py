@@ -276,3 +276,28 @@ def test_a_public_test_file_that_does_not_parse_is_one_line(assignment_copy):
     _edit(test_file, "import pytest\n", "import pytest\ndef broken(:\n")
     [problem] = _problems(assignment_copy)
     assert problem.startswith(f"{test_file}:") and "SyntaxError" in problem
+
+
+def test_every_slip_of_a_mutation_file_is_one_line_at_its_line_in_file_order(assignment_copy):
+    """Not only the first: a file with three slipped entries gets three lines, each at its own line, and the other
+    files' mutations are still read (a stale one among them is named too)."""
+    mistakes = assignment_copy.root / "hidden" / "mistakes" / "attention_family.toml"
+    text = mistakes.read_text().replace('task = "causal_mask"', 'task = "causal_msk"', 1)  # the first entry
+    text = text.replace('id = "causal_mask_int"\n', 'id = "causal_mask_int"\nhnt = "typo"\n')  # the second
+    third = text.index('id = "causal_mask_lower"')
+    text = text[:third] + text[third:].replace(
+        'old = "return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)"', "old = 3", 1)
+    mistakes.write_text(text)
+    other = assignment_copy.root / "hidden" / "mistakes" / "positions_kv_gpt.toml"
+    text = other.read_text()
+    first_old = re.search(r'^old = "(.+)"$', text, re.M).group(1)
+    _edit(other, f'old = "{first_old}"', f'old = "{first_old} # gone stale"')
+    problems = _problems(assignment_copy)
+    lines = [p for p in problems if p.startswith(f"{mistakes}:")]
+    says = ["mistake 'causal_mask_float' names unknown task 'causal_msk'", "unknown key 'hnt' in [[mutation]]",
+            "old must be a string, not int 3"]
+    assert [next(s for s in says if s in line) for line in lines] == says
+    numbers = [int(line.split(":")[1]) for line in lines]
+    assert numbers == sorted(numbers) and len(set(numbers)) == len(lines)
+    assert any(p.startswith(f"{other}:") and "is stale" in p for p in problems), problems
+    assert not any("min_mistakes" in p for p in problems)  # an entry that does not load is not one too few

@@ -204,6 +204,28 @@ def test_writing_never_wipes_a_folder_with_other_files(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "fresh").iterdir()) == ["a.py", "b.py"]
 
 
+def test_a_missing_student_readme_names_the_file_to_write_in_template_and_verify_alike(
+        assignment_copy: Assignment) -> None:
+    """Not a loop (verify saying `run grader template`, template saying `remove README.md`): both name the file
+    to write, where, what goes in it, and only then `grader template`."""
+    from click.testing import CliRunner
+
+    from autograder.authoring.verify import check_template_current
+    from autograder.cli import main
+
+    readme = assignment_copy.root / "STUDENT_README.md"
+    readme.unlink()
+    says = (f"{readme} does not exist: write the students' instructions there (the template's README.md and the "
+            f"notebook's text come from it; `grader new` starts one with a title, the functions to write and their "
+            f"files, where to answer the quiz and `grader check assignment3`), then run `grader template assignment3`")
+    finding = check_template_current(assignment_copy)
+    assert not finding.ok and finding.details == [says]
+    result = CliRunner().invoke(main, ["template", "assignment3"],
+                                env={"GRADER_ASSIGNMENTS": str(assignment_copy.root.parent)})
+    assert result.exit_code == 2 and result.output == f"error: {says}\n", result.output
+    assert (assignment_copy.template / "README.md").is_file()  # nothing written: the old template stays whole
+
+
 def test_grader_template_regenerates_the_folder(assignment_copy: Assignment) -> None:
     needs_nbgrader()
     target = assignment_copy.template / "attention.py"

@@ -22,7 +22,15 @@ from autograder.authoring.verify import (
     verify_assignment,
 )
 from autograder.cli import main
-from autograder.reports.results import ERROR, FAILED, NOT_IMPLEMENTED, PASSED, GradeReport, TaskResult
+from autograder.reports.results import (
+    ERROR,
+    FAILED,
+    NOT_IMPLEMENTED,
+    PASSED,
+    CheckResult,
+    GradeReport,
+    TaskResult,
+)
 from autograder.spec.assignment import Assignment, available_assignments, load_assignment
 
 NBGRADER_MISSING = "nbgrader is not installed (pip install -e '.[instructor]'); CI installs it, so this runs there"
@@ -172,7 +180,23 @@ def test_a_template_task_that_is_not_not_implemented_fails(assignment3: Assignme
 def test_a_template_that_scores_fails(assignment3: Assignment) -> None:
     tasks = [_task(t.id, 0, t.points, NOT_IMPLEMENTED) for t in assignment3.tasks] + [_task("quiz", 1, 16, FAILED)]
     finding = check_template_report(_report(tasks), assignment3)
-    assert not finding.ok and "quiz: scores 1, expected 0" in finding.details
+    assert not finding.ok and "quiz: the untouched template earns 1 / 16; the checks that paid: none passed; the blank " \
+        "answers file must earn nothing" in finding.details
+
+
+def test_a_template_that_scores_names_the_checks_that_paid_not_the_first_problem(assignment3: Assignment) -> None:
+    tasks = [_task(t.id, 0, t.points, NOT_IMPLEMENTED) for t in assignment3.tasks] + [_task("quiz", 0, 16, FAILED)]
+    attention = tasks[1]
+    attention.checks = [CheckResult("attention.values", "values", 2, FAILED, "NotImplementedError"),
+                        CheckResult("attention.shape", "shape", 1, PASSED),
+                        CheckResult("attention.dtype", "dtype", 1, PASSED)]
+    attention.status, attention.score = FAILED, 5.0
+    finding = check_template_report(_report(tasks), assignment3)
+    assert not finding.ok and finding.details[1:] == [
+        f"attention: the untouched template earns 5 / {attention.max_score:g}; the checks that paid: attention.shape "
+        f"({attention.max_score / 4:g} points), attention.dtype ({attention.max_score / 4:g} points); a check a stub "
+        f"passes pays for code the students were given: gate it on the function's values (gated) or move what it "
+        f"tests into a solution region"]
 
 
 # -- the command ---------------------------------------------------------------------------------------

@@ -286,3 +286,36 @@ def test_a_check_that_raises_on_the_reference_too_is_the_checks_error_not_the_st
         f"error: {checks}:{line}: check scale.scale_values raises on the reference solution too (RuntimeError: The "
         f"size of tensor a (4) must match the size of tensor b (5) at non-singleton dimension 1): the check's code "
         f"is wrong, not the student's")
+
+
+def test_a_stale_known_mistake_is_said_once_to_the_instructor_and_never_in_the_report(tmp_path):
+    """A mistake whose old text left the reference cannot diagnose anything: `grader grade` goes on without it and
+    says so once on stderr; the report (what the student sees) holds no trace of it, and a Gradescope run whose
+    output students may be shown ([gradescope] stdout_visibility) says nothing."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    shutil.copytree(fixtures / "assignments" / "mini", tmp_path / "assignments" / "mini")
+    shutil.copytree(fixtures / "reference_solutions" / "mini", tmp_path / "reference_solutions" / "mini")
+    mistakes = tmp_path / "assignments" / "mini" / "hidden" / "mistakes" / "row_sums.toml"
+    mistakes.write_text(mistakes.read_text().replace('old = "x.sum(dim=-1)"', 'old = "x.sum(-1)"'))
+    submission = tmp_path / "work" / "mini"
+    shutil.copytree(tmp_path / "reference_solutions" / "mini", submission)
+    (submission / "ops.py").write_text((submission / "ops.py").read_text().replace("x.sum(dim=-1)", "x.sum(dim=0)"))
+    env = {**os.environ, "GRADER_ASSIGNMENTS": str(tmp_path / "assignments")}
+
+    def grade(*options: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "autograder.cli", "grade", "mini", str(submission), *options],
+                              capture_output=True, text=True, timeout=600, env=env)
+
+    result = grade("--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        f"warning: {mistakes}:7: mutation 'row_sums_over_columns' is stale: its old text occurs 0 times in ops.py of "
+        f"the reference (expected exactly once); copy it again from the reference; until then no student is told "
+        f"this mistake's hint (`grader verify mini` refuses it)"]
+    report = json.loads(result.stdout)
+    assert report["score"] == 2 and "row_sums_over_columns" not in result.stdout and "is stale" not in result.stdout, \
+        result.stdout
+    manifest = tmp_path / "assignments" / "mini" / "assignment.toml"
+    manifest.write_text(manifest.read_text() + '\n[gradescope]\nstdout_visibility = "visible"\n')
+    shown = grade("--format", "gradescope")
+    assert shown.returncode == 0 and shown.stderr == "", shown.stderr

@@ -141,3 +141,10 @@ def test_a_wrong_type_or_a_missing_id_is_one_line(mini: Assignment) -> None:
     assert _refused(mini, "mistakes") == f"{path}:6: old must be a string, not int 3"
     _write(mini, "mistakes", MISTAKE.replace('id = "row_sums_over_columns"\n', ""))
     assert _refused(mini, "mistakes").startswith(f"{path}:1: [[mutation]] needs the key 'id'")
+
+
+def test_a_grader_meeting_several_slips_names_the_first_and_counts_the_others(mini: Assignment) -> None:
+    path = _write(mini, "mistakes", MISTAKE.replace('old = "x.sum(dim=-1)"', "old = 3") + "\n"
+                  + MISTAKE.replace('"row_sums_over_columns"', '"second"').replace('task = "row_sums"', 'task = "x"'))
+    assert _refused(mini, "mistakes") == (f"{path}:6: old must be a string, not int 3 (and 1 more: "
+                                          f"`grader verify mini` lists each)")
