@@ -38,7 +38,7 @@ from autograder.sandbox.host import (
 from autograder.sandbox.memory import GRADER_OOM_SCORE_ADJ, current_plan, set_oom_score_adj
 from autograder.spec.assignment import Assignment, Task, absent_file
 from autograder.spec.fingerprint import assignment_fingerprint
-from autograder.spec.mutation import applying, diagnosable_mistakes
+from autograder.spec.mutation import diagnosable_mistakes
 from autograder.spec.quiz import (
     AnswerCheck,
     grade_answers,
@@ -98,7 +98,7 @@ class Grader:
                         for task in assignment.tasks}
         # A stale mistake (its old text gone from the reference) can diagnose nothing: left out, and said once to
         # whoever runs the grader (never in a report: the student did nothing wrong; see cli/grade.py).
-        mistakes, self.stale_mistakes = applying(assignment.reference, diagnosable_mistakes(assignment))
+        mistakes, self.stale_mistakes = diagnosable_mistakes(assignment)
         store = ReferenceStore.for_assignment(assignment_fingerprint(assignment))
         self.judge = Judge(assignment, self.reference, self.assets, mistakes, self.scratch / "mistakes", store)
         self.jobs = Jobs(assignment, self.zygotes, self.memory)

@@ -303,7 +303,10 @@ def applying(reference: Path, mutations: list[Mutation]) -> tuple[list[Mutation]
     return sound, problems
 
 
-def diagnosable_mistakes(assignment: Assignment) -> list[Mutation]:
-    """The known mistakes a diagnosis may name (they carry a hint and are not excluded from diagnosis), of the
-    tasks the assignment has: what the judge compares a failed check's outputs with, and ``grader show`` too."""
-    return [m for m in load_mutations(assignment, "mistakes", present_tasks_only=True) if m.diagnose and m.hint]
+def diagnosable_mistakes(assignment: Assignment) -> tuple[list[Mutation], list[str]]:
+    """The known mistakes a diagnosis may name (they carry a hint, are not excluded from diagnosis and apply to
+    the reference), of the tasks the assignment has: what the judge compares a failed check's outputs with, and
+    ``grader show`` too; and one line for each stale one left out (its ``old`` text gone from the reference:
+    ``grader verify`` refuses it, grading and the figures name nothing with it)."""
+    named = [m for m in load_mutations(assignment, "mistakes", present_tasks_only=True) if m.diagnose and m.hint]
+    return applying(assignment.reference, named)

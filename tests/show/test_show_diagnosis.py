@@ -7,6 +7,7 @@ import dataclasses
 import html
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -123,7 +124,7 @@ def test_show_names_no_mistake_that_grading_does_not(name, tmp_path):
     diagnoser = Diagnoser(assignment, catalog)
     here = InProcess(assignment, f"diagnosis_{name}")
     assets = {p.name: p.read_bytes() for p in sorted((assignment.root / "hidden" / "assets").glob("*"))}
-    judge = Judge(assignment, here.reference, assets, diagnosable_mistakes(assignment), tmp_path / "judge")
+    judge = Judge(assignment, here.reference, assets, diagnosable_mistakes(assignment)[0], tmp_path / "judge")
     probes = [probe for file in catalog.files for probe in file.probes if diagnoser.candidates(probe)]
     assert probes, f"{name}: no figure names a cause"
 
@@ -195,3 +196,24 @@ def test_every_view_lists_the_diagnosis_after_the_notes_escaped(tmp_path):
     assert f'<li class="diagnosis">{line}</li>' in page
     rendered = Rendered(folder=tmp_path, page=tmp_path / "index.html", panels=[panel], outcome=RunOutcome(probes={}))
     assert line in Shown.of(rendered)._repr_html_()
+
+
+def test_a_stale_known_mistake_is_left_out_of_the_figures_diagnosis_as_grading_leaves_it_out(tmp_path):
+    """A mistake whose ``old`` text is gone from the reference is not applied (which would stop the instructor's
+    page with an error): the figures' diagnosis reads the same list of mistakes grading does."""
+    a3 = load_assignment("assignment3")
+    root = tmp_path / "assignments" / "assignment3"
+    shutil.copytree(a3.root, root, ignore=shutil.ignore_patterns("__pycache__"))
+    for source in (root / "hidden" / "mistakes").glob("*.toml"):
+        text = source.read_text(encoding="utf-8")
+        source.write_text(text.replace('old = "return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)"',
+                                       'old = "return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=7)"',
+                                       1), encoding="utf-8")
+    (tmp_path / "reference_solutions").symlink_to(a3.reference.parent)
+    copy = load_assignment("assignment3", tmp_path / "assignments")
+    assert copy.reference.resolve() == a3.reference.resolve()
+    sound, stale_lines = diagnosable_mistakes(copy)
+    assert "causal_mask_float" not in {m.id for m in sound} and len(stale_lines) == 1
+    diagnoser = Diagnoser.where_material(copy, load_catalog(copy))
+    assert diagnoser is not None
+    assert [m.id for m in diagnoser.mistakes] == [m.id for m in sound]
