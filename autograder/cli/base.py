@@ -66,3 +66,11 @@ def run_then_exit(main: Callable[[], Any]) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(exc.code or 0)
+
+
+def warn_stale_mistakes(spec: Assignment, stale: list[str]) -> None:
+    """Say once, on stderr, each known mistake grading leaves out because it went stale (the lines of
+    :func:`autograder.spec.mutation.diagnosable_mistakes`): the instructor's problem, never in a report."""
+    for line in stale:
+        click.echo(f"warning: {line}; until then no student is told this mistake's hint (`grader verify "
+                   f"{spec.name}` refuses it)", err=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from autograder.cli.base import assignment_named, exit_without_teardown, friendly_errors
+from autograder.cli.base import assignment_named, exit_without_teardown, friendly_errors, warn_stale_mistakes
 from autograder.errors import GraderError
 from autograder.spec.assignment import Assignment
 from autograder.spec.late import Lateness
@@ -77,18 +77,9 @@ def grade(assignment: str, submission: Path, fmt: str, output: Path | None, task
         click.echo(f"{report.assignment}: {report.score:g} / {report.max_score:g}; report written to {output}")
     else:
         click.echo(text, nl=False)
-    _warn_stale_mistakes(spec, grader.stale_mistakes, fmt)
+    if fmt != "gradescope" or spec.stdout_visibility == "hidden":  # students may see a Gradescope run's output
+        warn_stale_mistakes(spec, grader.stale_mistakes)
     exit_without_teardown()
-
-
-def _warn_stale_mistakes(spec: Assignment, stale: list[str], fmt: str) -> None:
-    """Say once, on stderr, each known mistake grading left out because it went stale: the instructor's problem,
-    so never in the report, nor in a Gradescope run whose output students may be shown (``stdout_visibility``)."""
-    if fmt == "gradescope" and spec.stdout_visibility != "hidden":
-        return
-    for line in stale:
-        click.echo(f"warning: {line}; until then no student is told this mistake's hint (`grader verify "
-                   f"{spec.name}` refuses it)", err=True)
 
 
 def _write_report(output: Path, text: str) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from autograder.cli.base import assignment_named, friendly_errors
+from autograder.cli.base import assignment_named, friendly_errors, warn_stale_mistakes
 
 
 @click.command("grade-all")
@@ -81,6 +81,9 @@ def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: s
                            shard=resolve_shard(shard, shard_count) if shard else None, layout=layout, csv=csv_path,
                            feedback=feedback, figures=figures, due=deadline, late=policy, extensions=extensions,
                            timestamps=timestamps, queue=queue, **({"lease": lease} if lease is not None else {}))
+    from autograder.spec.mutation import diagnosable_mistakes
+
+    warn_stale_mistakes(spec, diagnosable_mistakes(spec)[1])  # the workers' graders leave them out alike, unsaid
     click.echo(render_summary(run_batch(spec, submissions, options, sys.stderr)), nl=False)
     if layout == "nbgrader":  # SUBMISSIONS is the course folder: the scores go to its nbgrader gradebook too
         from autograder.batch.nbgrader_course import render_write_back, write_back

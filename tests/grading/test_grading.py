@@ -319,3 +319,25 @@ def test_a_stale_known_mistake_is_said_once_to_the_instructor_and_never_in_the_r
     manifest.write_text(manifest.read_text() + '\n[gradescope]\nstdout_visibility = "visible"\n')
     shown = grade("--format", "gradescope")
     assert shown.returncode == 0 and shown.stderr == "", shown.stderr
+
+
+def test_grade_all_says_a_stale_known_mistake_once_before_grading(tmp_path):
+    """`grader grade-all` grades in workers whose graders leave a stale mistake out: the batch says it once, on
+    stderr, as `grader grade` does, and no student's record carries it."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    shutil.copytree(fixtures / "assignments" / "mini", tmp_path / "assignments" / "mini")
+    shutil.copytree(fixtures / "reference_solutions" / "mini", tmp_path / "reference_solutions" / "mini")
+    mistakes = tmp_path / "assignments" / "mini" / "hidden" / "mistakes" / "row_sums.toml"
+    mistakes.write_text(mistakes.read_text().replace('old = "x.sum(dim=-1)"', 'old = "x.sum(-1)"'))
+    shutil.copytree(tmp_path / "reference_solutions" / "mini", tmp_path / "class" / "alice" / "mini")
+    env = {**os.environ, "GRADER_ASSIGNMENTS": str(tmp_path / "assignments")}
+    result = subprocess.run([sys.executable, "-m", "autograder.cli", "grade-all", "mini", str(tmp_path / "class"),
+                             "--jobs", "1", "--gradebook", str(tmp_path / "gb.db"), "--csv", str(tmp_path / "c.csv")],
+                            capture_output=True, text=True, timeout=600, env=env)
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        f"warning: {mistakes}:7: mutation 'row_sums_over_columns' is stale: its old text occurs 0 times in ops.py of "
+        f"the reference (expected exactly once); copy it again from the reference; until then no student is told "
+        f"this mistake's hint (`grader verify mini` refuses it)"]
+    assert "stale" not in (tmp_path / "c.csv").read_text()
