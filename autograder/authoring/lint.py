@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-from difflib import get_close_matches
 from pathlib import Path
 
 from autograder.authoring.minimums import Figure, missed_minimums
@@ -14,6 +13,7 @@ from autograder.spec.manifest import location
 from autograder.spec.mutation import combined_problems, read_mutations
 from autograder.spec.quiz import load_key, load_questions
 from autograder.util.syntax import parse
+from autograder.util.names import nearest
 
 LETTERS = "abcd"
 
@@ -60,8 +60,8 @@ def public_test_problems(assignment: Assignment) -> list[str]:
             continue
         for line, task in _task_markers(tree):
             if task not in known:
-                close = get_close_matches(task, known, n=1)
-                fix = f"did you mean {close[0]}? " if close else ""
+                close = nearest(task, known)
+                fix = f"did you mean {close}? " if close else ""
                 problems.append(f"{path}:{line}: @pytest.mark.task({task!r}) names no task of the assignment "
                                 f"(grader check does not run the test and reports it failed): {task} — {fix}"
                                 f"(tasks: {', '.join(known)})")
@@ -95,8 +95,8 @@ def reference_name_problems(assignment: Assignment) -> list[str]:
                 known = defined.get(module)
                 if known is None or name in known:
                     continue
-                close = get_close_matches(name, sorted(known), n=1)
-                fix = f"did you mean {module}.{close[0]}?" if close else \
+                close = nearest(name, known)
+                fix = f"did you mean {module}.{close}?" if close else \
                     f"define it in {assignment.reference / f'{module}.py'} or fix the name"
                 problems.append(f"{location(manifest, text, 'tasks', key, index)}task {task.id!r} {key}: "
                                 f"{qualified} is not defined in the reference — {fix}")

@@ -15,12 +15,12 @@ import threading
 import traceback
 import types
 from dataclasses import dataclass
-from difflib import get_close_matches
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from autograder.errors import AssignmentError
 from autograder.probe.context import Context
+from autograder.util.names import nearest
 
 Outputs = dict[str, Any]
 
@@ -190,8 +190,8 @@ def checks_file_problems(path: Path | None, task: str, task_ids: Sequence[str],
     for found in checks:
         where = f"{path}:{found.probe.__code__.co_firstlineno}"
         if found.task not in task_ids:
-            close = get_close_matches(found.task, list(task_ids), n=1)
-            fix = f"did you mean {close[0]}?" if close else f"tasks: {', '.join(task_ids)}"
+            close = nearest(found.task, task_ids)
+            fix = f"did you mean {close}?" if close else f"tasks: {', '.join(task_ids)}"
             problems.append(f"{where}: @check({found.task!r}) names no task of the assignment (the check would "
                             f"never run): {found.task} — {fix}")
         unknown = tolerance_problem(found.tolerance)

@@ -12,12 +12,12 @@ from __future__ import annotations
 import ast
 import inspect
 from dataclasses import dataclass
-from difflib import get_close_matches
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.errors import AssignmentError
+from autograder.util.names import nearest
 from autograder.util.syntax import parse
 
 if TYPE_CHECKING:
@@ -52,8 +52,8 @@ def tolerance_problem(name: object) -> str | None:
 
     if isinstance(name, str) and name in TOLERANCES:
         return None
-    close = get_close_matches(str(name), list(TOLERANCES), n=1)
-    fix = f"did you mean {close[0]}? " if close else ""
+    close = nearest(name, TOLERANCES)
+    fix = f"did you mean {close}? " if close else ""
     return f"unknown tolerance {name!r} — {fix}(known: {', '.join(TOLERANCES)})"
 
 

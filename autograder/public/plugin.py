@@ -12,7 +12,6 @@ import os
 import re
 import sys
 from collections.abc import Iterator
-from difflib import get_close_matches
 from pathlib import Path
 from typing import Any, Callable
 
@@ -20,6 +19,7 @@ import pytest
 
 RESULTS_ENV = "GRADER_PUBLIC_RESULTS"
 from autograder.public.condense import condense, shorten, student_frames, student_function
+from autograder.util.names import nearest
 
 DETAIL_CHARS = 20000
 _TASK_MARKER = re.compile(r"""mark\.task\(\s*["']([A-Za-z0-9_]+)["']""")
@@ -155,8 +155,8 @@ def unknown_task_result(item: pytest.Item, order: list[str]) -> dict[str, Any]:
     and its place in the report come from its task), with the marker's file and line and the known ids."""
     task = task_of(item)
     where = f"{Path(item.location[0]).name}:{item.location[1] + 1}"  # the test's first line (a decorator's)
-    close = get_close_matches(task, order, n=1)
-    fix = f"did you mean {close[0]}? " if close else ""
+    close = nearest(task, order)
+    fix = f"did you mean {close}? " if close else ""
     return {"event": "result", "task": task, "test": item.name, "nodeid": item.nodeid, "status": "failed",
             "summary": [f"{where}: @pytest.mark.task({task!r}) names no task of the assignment — {fix}"
                         f"(tasks: {', '.join(order)}); the test did not run: the public tests need fixing, "

@@ -14,6 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from autograder.util.names import nearest
+
 # Names in the student release (figure files and figure PNGs) must not contain these parts: its leak scan refuses
 # them, so they are refused where they are declared instead.
 FORBIDDEN_NAME_PARTS = ("hidden", "key", "reference", "mistake", "variant")
@@ -246,14 +248,12 @@ def validate_all(data: dict[str, Any], text: str, path: Path,
 def _entry_problems(spec: Table, entry: dict[str, Any], index: int, text: str, path: Path) -> list[str]:
     """Every problem of one table (or one entry of an array of tables): unknown keys, then each key in the schema's
     order that is missing while required (unless an unknown key is its misspelling) or of the wrong type."""
-    from difflib import get_close_matches
-
     names = {k.name for k in spec.keys}
     unknown = [name for name in entry if name not in names]
     problems = [location(path, text, spec.name, name, index) + f"unknown key {name!r} in {spec.header}"
                 f"{suggest(name, names)}" for name in unknown]
     # A required key written misspelt is one slip: its unknown key's line already names it.
-    misspelt = {close for name in unknown for close in get_close_matches(name, sorted(names), n=1)}
+    misspelt = {nearest(name, names) for name in unknown} - {None}
     for key in spec.keys:
         if key.name not in entry:
             if key.default is REQUIRED and key.name not in misspelt:
@@ -359,10 +359,8 @@ def _written(name: str, value: Any) -> str:
 
 def suggest(name: str, known: Any) -> str:
     """`` (did you mean 'x'?)`` with the known name nearest to ``name``, else `` (known: ...)``: an error's end."""
-    from difflib import get_close_matches
-
-    close = get_close_matches(name, sorted(known), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(sorted(known))})"
+    close = nearest(name, known)
+    return f" (did you mean {close!r}?)" if close else f" (known: {', '.join(sorted(known))})"
 
 
 def _shown(value: Any) -> str:
