@@ -214,7 +214,7 @@ def _place_helpers(bodies: dict[str, list[_Item]], ours: list[Definition], owned
             wanted = set().union(*(referenced(item.node) for item in items)) if items else set()
             for name in sorted((wanted & set(free)) - present):
                 items.append(_notebook_item(free[name]))
-                present |= set(definition.names)
+                present |= set(free[name].names)
                 changed = True
 
 
