@@ -50,6 +50,7 @@ from autograder.spec.quiz import (
 from autograder.spec.reference import load_package, prune_reference
 from autograder.submission.imports import NOT_IMPORTED, unneeded_modules
 from autograder.submission.intake import prepare_submission
+from autograder.submission.notebook.places import CellMap
 from autograder.submission.package import PreparedSubmission
 from autograder.util.syntax import parse
 
@@ -286,8 +287,8 @@ class Grader:
         return self._own_batches[key]
 
     def _read_check(self, check: Check, seed: int, record: dict[str, Any], result: JobResult,
-                    base: CheckResult) -> CheckResult:
-        actual = read_outputs(record, result, base)
+                    base: CheckResult, cells: CellMap | None) -> CheckResult:
+        actual = read_outputs(record, result, base, cells)
         if actual is None and record.get("status") == "error":  # the probe raised: the student's code, or the check's
             self.judge.refuse_broken_check(check, seed)
         return base if actual is None else self.judge.judge(check, seed, actual, base)

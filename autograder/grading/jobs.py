@@ -19,6 +19,7 @@ from autograder.reports.results import ERROR, NOT_IMPLEMENTED, TIMEOUT, CheckRes
 from autograder.sandbox.host import JobResult, Limits, Zygote
 from autograder.sandbox.memory import MemoryPlan
 from autograder.spec.assignment import Assignment
+from autograder.submission.notebook.places import CellMap
 from autograder.submission.package import PreparedSubmission
 
 IMPORT_TIMEOUT = 30.0
@@ -29,8 +30,9 @@ OUTPUT_PER_CHECK = 4096
 
 Item = TypeVar("Item")
 
-# Reads one check's record of a finished job into its result (``base``, status ERROR until read).
-ReadCheck = Callable[[Check, int, dict[str, Any], JobResult, CheckResult], CheckResult]
+# Reads one check's record of a finished job into its result (``base``, status ERROR until read); the last
+# argument is the submission's map of a notebook's cells (None for a package), for where an error was raised.
+ReadCheck = Callable[[Check, int, dict[str, Any], JobResult, CheckResult, CellMap | None], CheckResult]
 
 
 @dataclass(frozen=True)
@@ -186,8 +188,8 @@ class Jobs:
                     moved.add(culprit)
                     remaining.remove(culprit)
                     remaining.insert(0, culprit)
-                else:
-                    broken[module] = reason
+                else:  # the reason as the student is told it (a notebook's cell); the files' names found the culprit
+                    broken[module] = reason if record is None else format_error(record.get("error"), prepared.cell_map)
                     remaining.remove(module)
                 break
         for module in remaining:
@@ -235,22 +237,24 @@ class Jobs:
                                     f"or far too slow)" if result.timed_out else ended_early(result, "this check"))
                     done.append(base)
                     return done
-                done.append(read(check, seed, record, result, base))
+                done.append(read(check, seed, record, result, base, prepared.cell_map))
             return done
         finally:
             if result.job_dir is not None:
                 shutil.rmtree(result.job_dir, ignore_errors=True)
 
 
-def read_outputs(record: dict[str, Any], result: JobResult, base: CheckResult) -> dict[str, Any] | None:
+def read_outputs(record: dict[str, Any], result: JobResult, base: CheckResult,
+                 cells: CellMap | None = None) -> dict[str, Any] | None:
     """A check's outputs, decoded here from the job's untrusted bytes; None when there are none, with ``base``
-    saying why (not implemented, the student's exception, outputs that cannot be read back). Sets its times.
+    saying why (not implemented, the student's exception, outputs that cannot be read back; where it was raised
+    said as a notebook's cell when ``cells`` maps the extracted files). Sets its times.
     """
     base.seconds, base.cpu_seconds = (seconds_of(record.get(key)) for key in ("seconds", "cpu_seconds"))
     status = record.get("status")
     if status in ("not_implemented", "error"):
         base.status = NOT_IMPLEMENTED if status == "not_implemented" else ERROR
-        base.message = format_error(record.get("error"))
+        base.message = format_error(record.get("error"), cells)
         return None
     try:
         return decode_outputs(record.get("values"), read_tensor_file(result.job_dir, record.get("tensors")))

@@ -10,6 +10,7 @@ from autograder.errors import TransportError
 from autograder.sandbox.host import (
     JobResult,
 )
+from autograder.submission.notebook.places import CellMap, place
 from autograder.submission.package import missing_name_message
 
 
@@ -31,12 +32,18 @@ def seconds_of(value: Any) -> float:
     return float(value)
 
 
-def format_error(error: Any) -> str:
+def format_error(error: Any, cells: CellMap | None = None) -> str:
+    """A job's error record (untrusted) in words: the exception, and where in the student's code it was raised.
+
+    Args:
+        error: The record's ``error``.
+        cells: A notebook's map of its extracted files: the place is then said as a cell and its line.
+    """
     if not isinstance(error, dict):
         return "failed"
     kind = str(error.get("type", "Exception"))[:80]
     message = str(error.get("message", ""))[:300]
-    where = error.get("where")
+    where = _where(error.get("where"), cells)
     text = f"{kind}: {message}" if message else kind
     missing = error.get("missing")
     if isinstance(missing, dict) and all(isinstance(missing.get(k), str) for k in ("file", "name")):
@@ -51,6 +58,17 @@ def format_error(error: Any) -> str:
                 f"uses; your own {name.split('.', 1)[-1]} is used instead only when it passes its own task "
                 f"(the reference's public interface is in the task's docstrings). {text}")
     return text
+
+
+def _where(where: Any, cells: CellMap | None) -> str | None:
+    """``assignment3/attention.py, line 42, in causal_mask`` (or the cell and its line), from the worker's
+    ``{"file", "line", "function"}``."""
+    if not isinstance(where, dict) or not isinstance(where.get("file"), str):
+        return None
+    line = where.get("line")
+    text = place(where["file"][:200], line if type(line) is int and line > 0 else 0, cells)
+    function = where.get("function")
+    return text + (f", in {function[:120]}" if isinstance(function, str) else "")
 
 
 def ended_early(result: JobResult, during: str) -> str:

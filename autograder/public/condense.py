@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from autograder.submission.notebook.places import CellMap, place
 from autograder.util.syntax import parse
 
 MAX_LINES = 6
@@ -25,13 +26,14 @@ def shorten(text: str, width: int = MAX_WIDTH) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def condense(excinfo: Any, test_file: Path, package_dir: Path) -> list[str]:
+def condense(excinfo: Any, test_file: Path, package_dir: Path, cell_map: CellMap | None = None) -> list[str]:
     """At most MAX_LINES lines saying what went wrong in a failing test.
 
     Args:
         excinfo: pytest's ExceptionInfo of the failure.
         test_file: The public test file (to find the failing statement).
         package_dir: The student's package folder (to find the student's line that raised).
+        cell_map: A notebook's map of its extracted files (the student's line is then said as a cell's).
 
     Returns:
         The lines, the first naming the test's failing line.
@@ -51,14 +53,14 @@ def condense(excinfo: Any, test_file: Path, package_dir: Path) -> list[str]:
         lines.append(f"expected {_DID_NOT_RAISE.search(message).group(1)} to be raised, but nothing was raised")
     elif expected and not isinstance(value, AssertionError):
         lines.append(f"expected {expected} to be raised, but got {type(value).__name__}: {shorten(message, 70)}")
-        lines += _student_frame(student_entry, package_dir)
+        lines += _student_frame(student_entry, package_dir, cell_map)
     elif isinstance(value, AssertionError) and ("Mismatched elements" in message or "do not match" in message):
         lines += _close_failure(message, entries, statement)
     elif isinstance(value, AssertionError):
         lines += _assertion(message)
     else:
         lines.append(shorten(f"{type(value).__name__}: {message}"))
-        lines += _student_frame(student_entry, package_dir)
+        lines += _student_frame(student_entry, package_dir, cell_map)
     return [shorten(line) for line in lines[:MAX_LINES]]
 
 
@@ -108,14 +110,14 @@ def _statement(entry: Any) -> tuple[str, int]:
         return "", entry.lineno + 1
 
 
-def _student_frame(entry: Any, package_dir: Path) -> list[str]:
-    """Where in the student's own files the exception was raised, with that line's text."""
+def _student_frame(entry: Any, package_dir: Path, cell_map: CellMap | None) -> list[str]:
+    """Where in the student's own files (or notebook cells) the exception was raised, with that line's text."""
     if entry is None:
         return []
     try:
         name = Path(str(entry.path)).resolve().relative_to(package_dir.resolve()).as_posix()
         code = entry.frame.code.raw
-        where = f"raised in {name}, line {entry.lineno + 1}, in {getattr(code, 'co_qualname', entry.name)}"
+        where = f"raised in {place(name, entry.lineno + 1, cell_map)}, in {getattr(code, 'co_qualname', entry.name)}"
         return [where, f"    {shorten(str(entry.statement), MAX_WIDTH - 4)}"]
     except Exception:  # noqa: BLE001 - source unavailable
         return []

@@ -28,7 +28,8 @@ def checked_work(assignment: Assignment, path: Path | None, show_extracted: Path
     Args:
         assignment: The assignment.
         path: What the student gave (default: this folder: the package in it, or its notebook).
-        show_extracted: For a notebook, a folder to copy the extracted package files into.
+        show_extracted: For a notebook, a folder to copy the extracted package files into: the student has
+            the files then, and locations name them (no ``cell_map``) rather than the cells.
 
     Yields:
         The prepared submission (removed afterwards).
@@ -40,6 +41,7 @@ def checked_work(assignment: Assignment, path: Path | None, show_extracted: Path
             show_extracted.mkdir(parents=True, exist_ok=True)
             for file in sorted(prepared.package_dir.iterdir()):
                 shutil.copyfile(file, show_extracted / file.name)
+            prepared.cell_map = None
         yield prepared
 
 
@@ -147,7 +149,8 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
             print("".join(f"note: {note}\n" for note in prepared.reading), end="")
             printer.header(CheckOutcome(package=prepared.shown))
             return run_public_tests(spec, prepared.package_dir, selected=selected, listener=printer,
-                                    shown=prepared.shown, refused=prepared.refused, worker=kernel_worker())
+                                    shown=prepared.shown, refused=prepared.refused, worker=kernel_worker(),
+                                    cell_map=prepared.cell_map)
     extraction = notebook_extraction(spec)  # prints what reading the cells found
     here = Path("this notebook")
     printer.header(CheckOutcome(package=here))
@@ -156,5 +159,6 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
         if show_extracted is not None:
             write_package(extraction, Path(show_extracted))
         outcome = run_public_tests(spec, prepared.package_dir, selected=selected, listener=printer, shown=here,
-                                   refused=prepared.refused, worker=kernel_worker())
+                                   refused=prepared.refused, worker=kernel_worker(),
+                                   cell_map=None if show_extracted is not None else prepared.cell_map)
     return outcome

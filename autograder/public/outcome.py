@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.submission.notebook.places import CellMap, place
 from autograder.submission.package import missing_name_message
 from autograder.util.paths import display_path
 
@@ -92,7 +93,8 @@ class PublicTaskResult:
 
 @dataclass
 class CheckOutcome:
-    """Everything ``grader check`` found."""
+    """Everything ``grader check`` found (``cell_map``: a notebook's map of its extracted files, None for a package,
+    or when the student asked for the extracted files, which are then named)."""
 
     package: Path
     tasks: list[PublicTaskResult] = field(default_factory=list)
@@ -104,6 +106,7 @@ class CheckOutcome:
     quiz_questions: int = 0
     quiz_checked: bool = False
     crashed: str = ""
+    cell_map: CellMap | None = None
 
     @property
     def ok(self) -> bool:
@@ -113,6 +116,11 @@ class CheckOutcome:
     def shown_file(self, name: str) -> str:
         """A file of the student's package (``attention.py``), named as the student sees it."""
         return display_path(self.package / name)
+
+    def shown_place(self, name: str, line: int, path: bool = True) -> str:
+        """A line of a file of the student's package as the student knows it: the file (its path when ``path``)
+        and line, or a notebook's cell and its line."""
+        return place(self.shown_file(name) if path else name, line, self.cell_map)
 
     def task(self, task_id: str) -> PublicTaskResult:
         for task in self.tasks:

@@ -19,6 +19,7 @@ import pytest
 
 RESULTS_ENV = "GRADER_PUBLIC_RESULTS"
 from autograder.public.condense import condense, shorten, student_frames, student_function
+from autograder.submission.notebook.places import CellMap
 from autograder.util.names import nearest
 
 DETAIL_CHARS = 20000
@@ -264,7 +265,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
         frames = list(dict.fromkeys([*traced, *(name for name in reached if name is not None)]))
     if status == "failed" and excinfo is not None:
         try:
-            summary = condense(excinfo, Path(str(item.path)), Path(Settings.config.get("package_dir", ".")))
+            summary = condense(excinfo, Path(str(item.path)), package_dir,
+                               CellMap.from_data(Settings.config.get("cell_map")))
         except Exception as exc:  # noqa: BLE001 - never lose a result to the condenser: say what pytest said
             summary = [shorten(f"{excinfo.typename}: {excinfo.value}"), f"(could not condense: {exc})"]
         if report.when == "setup":

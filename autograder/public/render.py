@@ -75,9 +75,7 @@ class Printer:
 
 def import_lines(outcome: CheckOutcome, problem: ImportProblem) -> list[str]:
     """A student module that cannot be imported: its file, line and text, said once, and what it blocks."""
-    where = outcome.shown_file(problem.file or f"{problem.module}.py")
-    if problem.line:
-        where += f", line {problem.line}"
+    where = outcome.shown_place(problem.file or f"{problem.module}.py", problem.line)
     error = f"{problem.kind}: {problem.message}" if problem.kind else problem.message
     lines = [f"error: {where}: {error}"]
     if problem.text:
@@ -163,8 +161,9 @@ def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocat
     invocation = invocation or Invocation.of(assignment)
     for problem in outcome.imports:
         if not problem.cause:
-            where = f"{problem.file or problem.module + '.py'}" + (f", line {problem.line}" if problem.line else "")
-            return f"Next: fix {where} (it cannot be imported), then {invocation.again()}."
+            where = outcome.shown_place(problem.file or f"{problem.module}.py", problem.line, path=False)
+            why = f"{problem.module}.py cannot be imported" if outcome.cell_map is not None else "it cannot be imported"
+            return f"Next: fix {where} ({why}), then {invocation.again()}."
     unknown_ids = [r.task for r in outcome.tasks if r.task not in (*assignment.task_ids, "untagged")]
     for result in outcome.tasks:
         if result.task in unknown_ids:

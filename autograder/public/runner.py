@@ -25,6 +25,7 @@ from autograder.public.outcome import CheckOutcome, ImportProblem, MissingName, 
 from autograder.public.warm import WarmWorker, log_tail
 from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import NO_ANSWER, check_format, load_questions, read_answers
+from autograder.submission.notebook.places import CellMap, place
 from autograder.util.paths import display_path
 
 STARTUP_SECONDS = 120.0  # importing torch on a busy laptop
@@ -61,7 +62,8 @@ Listener = Callable[[str, CheckOutcome, Any], None]
 
 def run_public_tests(assignment: Assignment, package: Path, selected: list[str] | None = None,
                      listener: Listener | None = None, jobs: int | None = None, shown: Path | None = None,
-                     refused: dict[str, str] | None = None, worker: WarmWorker | None = None) -> CheckOutcome:
+                     refused: dict[str, str] | None = None, worker: WarmWorker | None = None,
+                     cell_map: CellMap | None = None) -> CheckOutcome:
     """Run the public tests against ``package`` and check the quiz's format.
 
     Args:
@@ -75,12 +77,14 @@ def run_public_tests(assignment: Assignment, package: Path, selected: list[str] 
         refused: Files the intake refused (a graded file over the size limit), with its message: their modules are
             never imported, and count as modules that cannot be imported, for that reason.
         worker: A warm worker to run the session on and keep (default: one started and closed for this check).
+        cell_map: For a notebook, where each line of the extracted files comes from: every location in them is
+            then said as a cell and its line (None: files and lines, as for a package).
 
     Returns:
         Per-task outcomes, import problems and the quiz format check.
     """
     notify = listener or (lambda kind, outcome, value: None)
-    outcome = CheckOutcome(package=shown or package)
+    outcome = CheckOutcome(package=shown or package, cell_map=cell_map)
     chosen = [t for t in assignment.tasks if selected is None or t.id in selected]
     outcome.tasks = [PublicTaskResult(t.id) for t in chosen]
     _check_quiz(assignment, package, outcome)
@@ -121,7 +125,8 @@ class _Run:
         self.places = ShownPaths({assignment.public_tests: display_path(assignment.public_tests),
                                   package: display_path(outcome.package),
                                   self.import_root / assignment.package: display_path(outcome.package)},
-                                 session_folder=tmp)
+                                 session_folder=tmp, cell_map=outcome.cell_map,
+                                 package=(package, self.import_root / assignment.package))
         self.broken: dict[str, str] = {}  # module -> why a worker could not import it (hang, crash)
         self.done: set[str] = set()  # node ids with a result
         self.collected = False
@@ -153,7 +158,8 @@ class _Run:
         return {"package": self.assignment.package, "package_dir": str(self.import_root / self.assignment.package),
                 "modules": list(self.assignment.modules), "tests": str(self.assignment.public_tests),
                 "broken": self.broken, "selected": self.selected, "skip": sorted(self.done),
-                "task_order": [t.id for t in self.assignment.tasks], "limits": limits, "jobs": self.jobs}
+                "task_order": [t.id for t in self.assignment.tasks], "limits": limits, "jobs": self.jobs,
+                "cell_map": self.outcome.cell_map.to_data() if self.outcome.cell_map is not None else None}
 
     def _attempt(self) -> bool:
         """Run one session until it is done (True) or stops early (False: run another without what it did)."""
@@ -367,28 +373,53 @@ class ShownPaths:
     absolute path, and the session imports an intake's copy of the student's work: neither resolves from the folder
     the student ran ``grader check`` in, nor exists once the check ends.
 
+    A notebook's extracted files are no files of the student's: with ``cell_map``, a line of one of them
+    (``.../attention.py:42``, ``File ".../attention.py", line 42``) is said as its cell and line instead.
+
     Args:
         folders: Each folder of the check (the public tests, the copy of the student's package), with how the
             student sees it (a path relative to their current folder, or absolute).
         session_folder: The session's working folder (pytest's relative paths start there).
+        cell_map: A notebook's map of its extracted files (None for a package).
+        package: The folders holding the extracted files (with ``cell_map``).
     """
 
-    def __init__(self, folders: dict[Path, str], session_folder: Path) -> None:
-        self.names: dict[str, str] = {}
+    def __init__(self, folders: dict[Path, str], session_folder: Path, cell_map: CellMap | None = None,
+                 package: tuple[Path, ...] = ()) -> None:
+        self.names = self._forms(folders, session_folder)
+        self.pattern = self._pattern(self.names, r"(?=[/\\])")
+        self.cell_map = cell_map
+        self.lines = None
+        if cell_map is not None and package:
+            extracted = self._forms({folder: "" for folder in package}, session_folder)
+            self.lines = self._pattern(extracted, r"""[/\\](?P<file>\w+\.py)(?:"?, line (?P<a>\d+)|:(?P<b>\d+))""",
+                                       quote=True)
+
+    @staticmethod
+    def _forms(folders: dict[Path, str], session_folder: Path) -> dict[str, str]:
+        names: dict[str, str] = {}
         for folder, shown in folders.items():
             for form in (folder, folder.resolve()):
-                self.names.setdefault(str(form), shown)
+                names.setdefault(str(form), shown)
                 for start in (session_folder, session_folder.resolve()):
                     try:
-                        self.names.setdefault(os.path.relpath(form, start), shown)
+                        names.setdefault(os.path.relpath(form, start), shown)
                     except ValueError:  # another drive (Windows): pytest prints the absolute path then
                         pass
-        self.names = {form: shown for form, shown in self.names.items() if form not in (".", "")}
-        forms = sorted(self.names, key=len, reverse=True)  # the longest first: a relative form is part of others
-        self.pattern = re.compile(r"(?<![\w.~/-])(" + "|".join(map(re.escape, forms)) + r")(?=[/\\])")
+        return {form: shown for form, shown in names.items() if form not in (".", "")}
+
+    @staticmethod
+    def _pattern(names: dict[str, str], after: str, quote: bool = False) -> re.Pattern[str]:
+        forms = sorted(names, key=len, reverse=True)  # the longest first: a relative form is part of others
+        return re.compile(r"(?<![\w.~/-])" + ('"?' if quote else "") + "(" + "|".join(map(re.escape, forms)) + ")"
+                          + after)
 
     def shown(self, text: str) -> str:
-        """``text`` with every path below one of the folders starting as the student sees that folder."""
+        """``text`` with every path below one of the folders starting as the student sees that folder, and a
+        notebook's extracted line said as its cell's."""
+        if self.lines is not None:
+            text = self.lines.sub(lambda match: place(match["file"], int(match["a"] or match["b"]), self.cell_map),
+                                  text)
         return self.pattern.sub(lambda match: self.names[match.group(1)], text) if self.names else text
 
 

@@ -134,7 +134,7 @@ def check_and_print(assignment: Assignment, prepared: PreparedSubmission, select
     printer = Printer(assignment, write, verbose=verbose, invocation=invocation)
     printer.header(CheckOutcome(package=prepared.shown))
     return run_public_tests(assignment, prepared.package_dir, selected=selected, listener=printer,
-                            shown=prepared.shown, refused=prepared.refused, worker=worker)
+                            shown=prepared.shown, refused=prepared.refused, worker=worker, cell_map=prepared.cell_map)
 
 
 def watch_and_check(assignment: Assignment, path: Path | None, selected: list[str] | None, write: Write,

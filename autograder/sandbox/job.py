@@ -382,9 +382,9 @@ def _describe_exception(exc: BaseException, workdir: str,
             code = frame.f_code
             if code.co_filename.startswith(workdir):  # the qualified name says whose __init__ (Python >= 3.11)
                 name = getattr(code, "co_qualname", code.co_name)
-                where = f"{os.path.relpath(code.co_filename, workdir)}, line {lineno}, in {name}"
+                where = {"file": os.path.relpath(code.co_filename, workdir), "line": lineno, "function": name}
         if isinstance(exc, SyntaxError) and exc.filename and str(exc.filename).startswith(workdir):
-            where = f"{os.path.relpath(exc.filename, workdir)}, line {exc.lineno}"
+            where = {"file": os.path.relpath(exc.filename, workdir), "line": exc.lineno}
     except BaseException:  # noqa: BLE001 - a hostile traceback
         where = None
     try:

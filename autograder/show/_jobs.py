@@ -16,6 +16,7 @@ from autograder.reports.results import PASSED, CheckResult
 from autograder.sandbox.host import JobResult, Zygote
 from autograder.sandbox.memory import current_plan
 from autograder.spec.assignment import Assignment, Task
+from autograder.submission.notebook.places import CellMap
 from autograder.submission.package import PreparedSubmission
 
 from .catalog import API_MODULE, API_SOURCE, Catalog, FigureFile
@@ -93,10 +94,10 @@ def probe_name(check: Check) -> str:
 
 
 def _capture(captured: dict[str, tuple[dict[str, Any], tuple[Any, bytes | None]]], check: Check, seed: int,
-             record: dict[str, Any], result: JobResult, base: CheckResult) -> CheckResult:
+             record: dict[str, Any], result: JobResult, base: CheckResult, cells: CellMap | None) -> CheckResult:
     """Capture a probe's decoded outputs (untrusted bytes, decoded here as for grading), with the bytes as
     received (what the figure cache keeps); nothing is judged."""
-    outputs = read_outputs(record, result, base)
+    outputs = read_outputs(record, result, base, cells)
     if outputs is None:
         return base
     received = (record.get("values"), read_tensor_file(result.job_dir, record.get("tensors")))

@@ -22,7 +22,9 @@ from .outcome import OK, ProbeResult
 DPI = 100
 NAN_COLOUR = "#ff4fd8"
 HUGE = 1e100  # matplotlib's axes overflow far below float64's limit
-_WHERE = re.compile(r"\((?P<file>[^()]+), line (?P<line>\d+), in (?P<name>[^()]+)\)$")  # grading's error format
+# grading's error format (grading/records.py): "... (<place>, in <function>)", the place a file and line, or a
+# notebook's cell and line (submission/notebook/places.py), said here as it was said there
+_WHERE = re.compile(r"\((?P<place>.+), in (?P<name>[^()]+)\)$")
 _PLACEHOLDER_COLOURS = {"not implemented": "#f3f3f3", "timeout": "#fdf0dc", "error": "#fbe3e3"}
 
 
@@ -91,7 +93,7 @@ def _probe_reason(result: ProbeResult) -> str:
     if result.status == "not implemented":
         where = _WHERE.search(result.message)
         if where:
-            return f"not implemented yet: {where['name']} ({where['file']}, line {where['line']})"
+            return f"not implemented yet: {where['name']} ({where['place']})"
         return "not implemented yet"
     if result.status == "timeout":
         return f"stopped: {result.message}" if result.message else "stopped: it took too long"

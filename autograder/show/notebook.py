@@ -78,11 +78,14 @@ def _render_work(spec: Assignment, target: Path | None, out: Path | str | None, 
 def _render_extracted(spec: Assignment, extraction: Extraction, out: Path | str, source: str,
                       options: dict[str, Any]) -> Rendered:
     """Write the extracted package into a temporary folder (removed afterwards) and render from it."""
+    from autograder.submission.intake import prepare_submission
     from autograder.submission.notebook.extract import write_package
 
     with tempfile.TemporaryDirectory(prefix="grader-show-notebook-") as scratch:
         package = write_package(extraction, Path(scratch) / spec.package)
-        return render_figures(spec, package, out, source=source, **options)
+        prepared = prepare_submission(package, spec, Path(scratch) / "intake")
+        prepared.cell_map = extraction.cell_map  # the files are the cells': places are said as cells
+        return render_figures(spec, package, out, source=source, prepared=prepared, **options)
 
 
 _kernel_workers: dict[Path, list[Zygote]] = {}  # the workers every show() of this kernel reuses, per assignment

@@ -158,6 +158,7 @@ def prepare_extraction(extraction: Extraction, assignment: Assignment, scratch: 
     take_files(prepared, assignment, files)
     prepared.ignored.append(extraction_summary(source.name, extraction))
     prepared.reading = list(extraction.notes)
+    prepared.cell_map = extraction.cell_map
     return prepared
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from autograder.errors import SubmissionError
 from autograder.spec.assignment import MANIFEST, Assignment
+from autograder.submission.notebook.places import CellMap
 from autograder.util.syntax import parse
 
 MAX_STUDENT_FILE_BYTES = 2 * 1024 * 1024  # one graded file, whatever holds it (folder, zip or notebook)
@@ -40,6 +41,8 @@ class PreparedSubmission:
         reading: What reading a notebook found that the student should know (a cell with a syntax error, ...).
         choice: One sentence when the choice of what to grade needed the rule (a package beside a notebook).
         digest: SHA-256 over the copied files' names and contents.
+        cell_map: For a notebook, where each line of the extracted files comes from, so a location is said as its
+            cell and line (``autograder.submission.notebook.places.place``); None for a package.
     """
 
     workdir: Path
@@ -54,6 +57,7 @@ class PreparedSubmission:
     reading: list[str] = field(default_factory=list)
     choice: str = ""
     digest: str = ""
+    cell_map: CellMap | None = None
 
     def notes(self, ignored: bool = True) -> list[str]:
         """What the student should know about the intake, one sentence each, the choice of what was graded first.

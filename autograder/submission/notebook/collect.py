@@ -36,6 +36,7 @@ class Definition:
     source: str
     node: ast.stmt
     label: str = ""
+    line: int = 0  # the cell's line where ``source`` starts (its first decorator's)
 
 
 @dataclass
@@ -96,15 +97,15 @@ def _parse_cell(cell: Cell, collected: Collected) -> tuple[ast.Module | None, li
 
 
 def _collect_statement(node: ast.stmt, lines: list[str], cell: Cell, package: str, collected: Collected) -> None:
-    source = _segment(node, lines)
+    source, start = _segment(node, lines), _start(node)
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         if isinstance(node, ast.ImportFrom) and node.module == "__future__":
             collected.future.append(source)
         elif not _imports_own_package(node, package):
-            collected.imports.append(Definition("import", _bound_by_import(node), source, node, cell.label))
+            collected.imports.append(Definition("import", _bound_by_import(node), source, node, cell.label, start))
         return
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        _define(collected, Definition("def", (node.name,), source, node, cell.label))
+        _define(collected, Definition("def", (node.name,), source, node, cell.label, start))
         return
     names, value = _assigned(node)
     if names == (ANSWERS_NAME,) and value is not None:
@@ -116,7 +117,7 @@ def _collect_statement(node: ast.stmt, lines: list[str], cell: Cell, package: st
         return
     if names and value is not None:
         if _is_literal(value) or (all(_UPPER.match(n) for n in names) and _is_static(value)):
-            _define(collected, Definition("const", names, source, node, cell.label))
+            _define(collected, Definition("const", names, source, node, cell.label, start))
             return
         if all(_UPPER.match(n) for n in names):
             collected.notes.append(f"{cell.label}: {', '.join(names)} was not kept: a constant may only be computed "
@@ -129,10 +130,14 @@ def _define(collected: Collected, definition: Definition) -> None:
         collected.by_name[name] = definition
 
 
+def _start(node: ast.stmt) -> int:
+    """The statement's first line, its first decorator's if it has any."""
+    return min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+
+
 def _segment(node: ast.stmt, lines: list[str]) -> str:
     """The statement's text with its decorators (top-level statements start at column 0)."""
-    start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-    return "\n".join(lines[start - 1: node.end_lineno]).rstrip()
+    return "\n".join(lines[_start(node) - 1: node.end_lineno]).rstrip()
 
 
 def _imports_own_package(node: ast.Import | ast.ImportFrom, package: str) -> bool:

@@ -10,6 +10,7 @@ from autograder.errors import NotebookError
 from autograder.spec.assignment import Assignment
 from autograder.submission.notebook.collect import ANSWERS_NAME, MAX_NOTES, collect
 from autograder.submission.notebook.layout import answers_toml, build_modules, layout_sources, parse_layout
+from autograder.submission.notebook.places import CellMap
 from autograder.submission.notebook.read import Cell, read_notebook
 
 
@@ -23,6 +24,7 @@ class Extraction:
         cells: Code cells read.
         dropped: Top-level statements that are not definitions and were left out (prints, training runs, ...).
         defined: Names the notebook defines (the final definition of each).
+        cell_map: Where each line of the extracted modules comes from (a cell and its line, or the grader's text).
     """
 
     files: dict[str, str] = field(default_factory=dict)
@@ -30,6 +32,7 @@ class Extraction:
     cells: int = 0
     dropped: int = 0
     defined: list[str] = field(default_factory=list)
+    cell_map: CellMap = field(default_factory=CellMap)
 
 
 def extract(assignment: Assignment, cells: Sequence[Cell]) -> Extraction:
@@ -46,7 +49,7 @@ def extract(assignment: Assignment, cells: Sequence[Cell]) -> Extraction:
     layouts = {m: parse_layout(m, text) for m, text in layout_sources(assignment).items()}
     extraction = Extraction(cells=len(cells), dropped=collected.dropped, notes=collected.notes[:MAX_NOTES])
     extraction.defined = sorted(collected.by_name)
-    extraction.files = build_modules(assignment, collected, layouts)
+    extraction.files, extraction.cell_map = build_modules(assignment, collected, layouts)
     init = assignment.template / "__init__.py"
     extraction.files["__init__.py"] = init.read_text(encoding="utf-8") if init.is_file() else ""
     if assignment.quiz is not None:

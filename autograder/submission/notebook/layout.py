@@ -12,6 +12,7 @@ from typing import Any
 
 from autograder.spec.assignment import Assignment, assignments_root
 from autograder.submission.notebook.collect import Collected, Definition, _assigned, _bound_by_import, _segment
+from autograder.submission.notebook.places import CellMap, Span
 from autograder.util.syntax import parse
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -143,6 +144,8 @@ class _Item:
     node: ast.stmt
     text: str
     label: str = ""  # the notebook cell it comes from ('' for the template's)
+    line: int = 0  # the cell's line where the definition starts (0: its text is not the cell's, line for line)
+    what: str = ""  # what the text is when no cell holds it (a stub, the template's constant)
 
 
 def owners(assignment: Assignment, layouts: dict[str, ModuleLayout]) -> dict[str, list[str]]:
@@ -159,10 +162,11 @@ def owners(assignment: Assignment, layouts: dict[str, ModuleLayout]) -> dict[str
     return owned
 
 
-def build_modules(assignment: Assignment, collected: Collected, layouts: dict[str, ModuleLayout]) -> dict[str, str]:
+def build_modules(assignment: Assignment, collected: Collected,
+                  layouts: dict[str, ModuleLayout]) -> tuple[dict[str, str], CellMap]:
     """Each module's text: the template's layout, with each definition the notebook provides in place of the
     template's (a stub where the notebook has none), the notebook's own helpers where they are used, and
-    imports between the modules where the notebook's code needs them."""
+    imports between the modules where the notebook's code needs them; and where each of its lines comes from."""
     owned = owners(assignment, layouts)
     ours = collected.definitions()
     bodies: dict[str, list[_Item]] = {}
@@ -170,21 +174,28 @@ def build_modules(assignment: Assignment, collected: Collected, layouts: dict[st
         layout = layouts.get(module, ModuleLayout(module))
         items = [_layout_item(names, node, text, collected) for names, node, text in layout.items]
         placed = {name for item in items for name in item.names}
-        items += [_Item(d.names, d.node, _labelled(d), d.label) for d in ours
-                  if module in owned.get(d.names[0], []) and not set(d.names) & placed]
+        items += [_notebook_item(d) for d in ours if module in owned.get(d.names[0], []) and not set(d.names) & placed]
         bodies[module] = [item for item in items if item.text]
     _place_helpers(bodies, ours, owned)
-    return {f"{module}.py": _render_module(module, layouts.get(module, ModuleLayout(module)), bodies[module],
-                                           collected, owned, assignment) for module in assignment.modules}
+    files, cells = {}, CellMap()
+    for module in assignment.modules:
+        name = f"{module}.py"
+        files[name], cells.spans[name] = _render_module(module, layouts.get(module, ModuleLayout(module)),
+                                                        bodies[module], collected, owned, assignment)
+    return files, cells
 
 
 def _layout_item(names: tuple[str, ...], node: ast.stmt, text: str, collected: Collected) -> _Item:
     mine = next((collected.by_name[n] for n in names if n in collected.by_name), None)
     if mine is not None:
-        return _Item(mine.names, mine.node, _labelled(mine), mine.label)
+        return _notebook_item(mine)
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return _Item(names, node, stub(node))
-    return _Item(names, node, text)  # the template's constants and other module-level statements
+        return _Item(names, node, stub(node), what=f"the grader's stub of {names[0]} (no cell defines it)")
+    return _Item(names, node, text, what="a statement of the template")  # its constants, other top-level code
+
+
+def _notebook_item(definition: Definition) -> _Item:
+    return _Item(definition.names, definition.node, _labelled(definition), definition.label, definition.line)
 
 
 def _labelled(definition: Definition) -> str:
@@ -202,14 +213,49 @@ def _place_helpers(bodies: dict[str, list[_Item]], ours: list[Definition], owned
             present = {name for item in items for name in item.names}
             wanted = set().union(*(referenced(item.node) for item in items)) if items else set()
             for name in sorted((wanted & set(free)) - present):
-                definition = free[name]
-                items.append(_Item(definition.names, definition.node, _labelled(definition), definition.label))
-                present |= set(definition.names)
+                items.append(_notebook_item(free[name]))
+                present |= set(free[name].names)
                 changed = True
 
 
+@dataclass
+class _Piece:
+    """Lines of a module being written, and where they come from (see :class:`Span`)."""
+
+    text: str
+    cell: str = ""
+    line: int = 0
+    what: str = ""
+
+
+def _item_pieces(item: _Item) -> list[_Piece]:
+    """A definition's lines: the comment naming its cell (the grader's), then the cell's own lines."""
+    if not item.label:
+        return [_Piece(item.text, what=item.what)]
+    if not item.line:  # the grader rewrote the cells' code (see _guard_cycles)
+        return [_Piece(item.text, item.label)]
+    comment, _, source = item.text.partition("\n")
+    return [_Piece(comment, what=f"the grader's comment naming {item.label}"), _Piece(source, item.label, item.line)]
+
+
+def _join(parts: list[list[_Piece]]) -> tuple[str, list[Span]]:
+    """The module's text (its parts three lines apart, as PEP 8 spaces definitions) and its spans."""
+    texts, spans, first = [], [], 1
+    for part in parts:
+        text = "\n".join(piece.text for piece in part)
+        if not text.strip():
+            continue
+        for piece in part:
+            count = piece.text.count("\n") + 1
+            spans.append(Span(first, first + count - 1, piece.cell, piece.line, piece.what))
+            first += count
+        texts.append(text)
+        first += 2  # the two blank lines between parts
+    return "\n\n\n".join(texts) + "\n", spans
+
+
 def _render_module(module: str, layout: ModuleLayout, items: list[_Item], collected: Collected,
-                   owned: dict[str, list[str]], assignment: Assignment) -> str:
+                   owned: dict[str, list[str]], assignment: Assignment) -> tuple[str, list[Span]]:
     items, cycles = _definition_order(items)
     items = _guard_cycles(module, items, cycles)
     bound = {name for item in items for name in item.names}
@@ -217,18 +263,25 @@ def _render_module(module: str, layout: ModuleLayout, items: list[_Item], collec
     needed = set().union(*(referenced(item.node) for item in items)) if items else set()
     by_name = {name: item for item in items for name in item.names}
     at_import = set().union(*(import_time_needs(item, by_name)[0] for item in items)) if items else set()
-    imports = [d.source for d in collected.imports
-               if (set(d.names) & (needed - bound - header_bound)) or "*" in d.names]
-    imported = header_bound | set().union(*(d.names for d in collected.imports if d.source in imports))
+    chosen = [d for d in collected.imports if (set(d.names) & (needed - bound - header_bound)) or "*" in d.names]
+    first_of: dict[str, Definition] = {}
+    for definition in chosen:  # each import's text once, where it first is
+        first_of.setdefault(definition.source, definition)
+    imports = list(first_of.values())
+    imported = header_bound | set().union(*(d.names for d in chosen))
     early, late = _cross_imports(module, needed - bound - imported, at_import, owned, assignment)
-    parts = [layout.docstring] if layout.docstring else []
-    parts += collected.future[:1] if collected.future else []
-    parts += [HEADER, "\n".join(layout.imports + list(dict.fromkeys(imports)) + early)]
-    parts += [item.text for item in items]
+    grader_import = "an import between modules the grader adds"
+    parts = [[_Piece(layout.docstring, what="the template's docstring")]] if layout.docstring else []
+    parts += [[_Piece(collected.future[0], what="a __future__ import of the notebook")]] if collected.future else []
+    parts += [[_Piece(HEADER, what="the grader's header")],
+              [_Piece(text, what="an import of the template") for text in layout.imports]
+              + [_Piece(d.source, d.label, d.line) for d in imports]
+              + [_Piece(text, what=grader_import) for text in early]]
+    parts += [_item_pieces(item) for item in items]
     if late:  # after the definitions, so two modules that need each other's names can import each other
-        parts.append("# Imports between modules needed by the notebook's code (placed last: no import cycle).\n"
-                     + "\n".join(late))
-    return "\n\n\n".join(part for part in parts if part.strip()) + "\n"
+        parts.append([_Piece("# Imports between modules needed by the notebook's code (placed last: no import "
+                             "cycle).", what=grader_import)] + [_Piece(text, what=grader_import) for text in late])
+    return _join(parts)
 
 
 def _bound_by_text(text: str) -> set[str]:
@@ -360,7 +413,7 @@ def _guard_cycles(module: str, items: list[_Item], cycles: list[list[_Item]]) ->
                           f"        raise ImportError({message!r}) from _import_cycle\n    raise\n")
         guard.body[0].body = body
         text = "\n".join(f"# from {label}" for label in labels) + "\n" + ast.unparse(guard)
-        merged = _Item(tuple(n for item in span for n in item.names), guard.body[0], text)
+        merged = _Item(tuple(n for item in span for n in item.names), guard.body[0], text, _cells(labels))
         items = items[:first] + [merged] + items[last + 1:]
     return items
 

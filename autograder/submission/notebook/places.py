@@ -1,0 +1,86 @@
+"""Where a line of an extracted module comes from: a notebook cell and its line, or text the grader wrote."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Span:
+    """Consecutive lines of an extracted module that come from one place.
+
+    Attributes:
+        first: The span's first line in the extracted file (1-based).
+        last: Its last line.
+        cell: The label of the cell the lines come from (``cell 7``, ``In [5]``); '' for lines the grader wrote.
+        cell_line: The cell's line that ``first`` is (0 when the lines are not the cell's own text, line for line).
+        what: What the lines are, said when they are not from a cell (``the template's imports``).
+    """
+
+    first: int
+    last: int
+    cell: str = ""
+    cell_line: int = 0
+    what: str = ""
+
+
+@dataclass
+class CellMap:
+    """Every extracted module's lines, by where they come from; recorded while the modules are laid out.
+
+    Attributes:
+        spans: The extracted file's name (``attention.py``) to its spans, in order.
+    """
+
+    spans: dict[str, list[Span]] = field(default_factory=dict)
+
+    def place(self, file: str, line: int) -> str | None:
+        """The notebook's words for a line of an extracted file (``cell 7, line 3``), or what the grader wrote
+        there when no cell holds it; None when the file is not an extracted module."""
+        name = file.replace("\\", "/").rsplit("/", 1)[-1]
+        spans = self.spans.get(name)
+        if spans is None:
+            return None
+        if not line:
+            return f"the extracted {name}"
+        span = next((s for s in spans if s.first <= line <= s.last), None)
+        if span is None:
+            return f"line {line} of the extracted {name}, not a line of a cell"
+        if span.cell and span.cell_line:
+            return f"{span.cell}, line {span.cell_line + line - span.first}"
+        if span.cell:  # the grader rewrote the cell's code (definitions that need each other at import)
+            return f"the grader's rearrangement of the code of {span.cell} (line {line} of the extracted {name})"
+        return f"{span.what}, not a line of a cell (line {line} of the extracted {name})"
+
+    def to_data(self) -> dict[str, list[list[Any]]]:
+        """Plain data for a process that cannot receive objects (the public tests' worker)."""
+        return {name: [[s.first, s.last, s.cell, s.cell_line, s.what] for s in spans]
+                for name, spans in self.spans.items()}
+
+    @classmethod
+    def from_data(cls, data: Any) -> CellMap | None:
+        """The map :meth:`to_data` wrote (None for anything else, e.g. a package's check, which has none)."""
+        if not isinstance(data, dict):
+            return None
+        try:
+            return cls({str(name): [Span(int(a), int(b), str(c), int(d), str(e)) for a, b, c, d, e in spans]
+                        for name, spans in data.items()})
+        except (TypeError, ValueError):
+            return None
+
+
+def place(file: str, line: int, cells: CellMap | None = None) -> str:
+    """How a student is told a line of their code: ``attention.py, line 42`` for a package, the cell and its line
+    for a notebook's extracted module (the one function every surface calls for a location).
+
+    Args:
+        file: The file as the surface names it (``assignment3/attention.py``, ``attention.py``).
+        line: The line (0 when unknown).
+        cells: The notebook's map of its extracted modules; None for a package (or when the student asked for
+            the extracted files, ``--show-extracted``, which are then named).
+    """
+    located = cells.place(file, line) if cells is not None else None
+    if located is not None:
+        return located
+    return f"{file}, line {line}" if line else file
