@@ -214,8 +214,9 @@ class Groups:
                     time.sleep(0.1)
 
 
-def timed(command: list[str], env: dict[str, str], cpus: str | None, groups: Groups) -> Run:
-    """Run a command (pinned to ``cpus`` with taskset when given) in fresh cgroups; raises if it fails."""
+def timed(command: list[str], env: dict[str, str], cpus: str | None, groups: Groups, cwd: Path = ROOT) -> Run:
+    """Run a command (pinned to ``cpus`` with taskset when given) in fresh cgroups, from ``cwd``; raises if it
+    fails. ``python -c`` puts ``cwd`` first on ``sys.path``: the code run is the one found there."""
     full = (["taskset", "-c", cpus] if cpus else []) + command
     made = groups.make()
 
@@ -225,7 +226,7 @@ def timed(command: list[str], env: dict[str, str], cpus: str | None, groups: Gro
 
     try:
         started = time.monotonic()
-        completed = subprocess.run(full, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        completed = subprocess.run(full, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True, preexec_fn=enter if made else None)
         wall = time.monotonic() - started
         if completed.returncode != 0:

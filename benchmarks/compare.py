@@ -4,8 +4,9 @@ Run from the repository root::
 
     python benchmarks/compare.py A B [--repeat 2] [--only grade-solved,check]
 
-Each commit is exported (``git archive``, the working tree is untouched) and run from its own folder with its own
-reference store, after one untimed ``grade`` that fills the store (as the Gradescope image does at build time).
+Each commit is exported (``git archive``, the working tree is untouched) and run from its own folder (its commands
+start there, so ``python -c`` imports that folder's package: ``Commit.check_own_code``) with its own reference
+store, after one untimed ``grade`` that fills the store (as the Gradescope image does at build time).
 The commands, alternated per repeat so that a drifting load falls on both commits alike:
 
 * ``grade-solved``: ``grader grade`` on the commit's reference solution;
@@ -77,6 +78,22 @@ class Commit:
         self.stub = stub_template(spec, work / label / "stub" / spec.package).parent
         self.klass = work / label / "class"
         make_class(spec, CLASS_SIZE, self.klass)
+        self.check_own_code()
+
+    def check_own_code(self) -> None:
+        """Exit in one line unless this commit's commands import its own exported tree.
+
+        Each command is ``python -c``, which puts its working folder first on ``sys.path``: run from the
+        repository, both commits ran the working tree's package (every comparison before 2026-12-02 13:00 UTC
+        compared the working tree with itself). They run from the commit's own tree, and this says so.
+        """
+        found = subprocess.run([sys.executable, "-c", "import autograder; print(autograder.__file__)"],
+                               env=self.env, cwd=self.tree, capture_output=True, text=True)
+        path = Path(found.stdout.strip() or "?").resolve()
+        if found.returncode != 0 or not path.is_relative_to(self.tree.resolve()):
+            print(f"error: commit {self.commit} ({self.label}) would run {path}, not its own tree {self.tree}",
+                  file=sys.stderr)
+            sys.exit(2)
 
     def grader(self, *args: str) -> list[str]:
         return [sys.executable, "-c", "from autograder.cli import run; run()", *args]
@@ -102,7 +119,7 @@ def measure(commit: Commit, name: str, run: int, groups: Groups, settle: float) 
     load to about 2 by itself, which says nothing of what else runs on the machine."""
     load = settled_load(settle)
     try:
-        return timed(commit.command(name, run), commit.env, None, groups), load
+        return timed(commit.command(name, run), commit.env, None, groups, cwd=commit.tree), load
     except RuntimeError as exc:
         if name == "check":  # check exits 1 when a test fails; the reference passes them all, so 1 is a failure too
             raise
@@ -152,7 +169,7 @@ def main() -> None:
         print(f"# compare: A = {args.a}, B = {args.b}, {args.assignment}, --repeat {args.repeat}, "
               f"{len(os.sched_getaffinity(0))} usable CPUs, load {load_now():.1f}")
         for commit in commits.values():  # fill each commit's reference store, untimed
-            timed(commit.command("grade-solved", -1), commit.env, None, groups)
+            timed(commit.command("grade-solved", -1), commit.env, None, groups, cwd=commit.tree)
         rows = []
         for name in names:
             runs: dict[str, list[tuple[Run, float]]] = {"A": [], "B": []}

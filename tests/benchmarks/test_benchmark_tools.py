@@ -135,3 +135,28 @@ def test_the_floor_runs_a_task_with_the_reference_standing_in_for_what_it_uses(a
     mask, attention = floor.run(package, only={"causal_mask"}), floor.run(package, only={"attention"})
     assert mask["checks"] > 0 and mask["passed"] < mask["checks"]  # the mistake is in causal_mask itself
     assert attention["checks"] > 0 and attention["passed"] == attention["checks"]  # graded with the reference's mask
+
+
+def test_compare_runs_each_commit_from_its_own_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``python -c`` puts its working folder first on ``sys.path``: run from the repository, both commits ran the
+    working tree's package. Each commit's commands start in its own exported tree, and the tree is checked."""
+    import compare
+
+    commit = compare.Commit("A", "HEAD", tmp_path, "assignment3")  # exits in one line if it would run another tree
+    probe = [sys.executable, "-c", "import autograder; print(autograder.__file__)"]
+    from_root = subprocess.run(probe, env=commit.env, cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert not Path(from_root.stdout.strip()).resolve().is_relative_to(commit.tree.resolve())  # the trap
+    seen: list[Path] = []
+    monkeypatch.setattr(compare, "timed", lambda command, env, cpus, groups, cwd=REPO: seen.append(cwd) or
+                        compare.Run(1.0, 1.0, None))
+    compare.measure(commit, "check", 0, None, settle=0)
+    assert seen == [commit.tree]
+    (tmp_path / "elsewhere").mkdir()  # a tree with no package: the working tree's would be imported instead
+    refused = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import compare; "
+                              "from pathlib import Path; c = compare.Commit.__new__(compare.Commit); "
+                              "c.label, c.commit, c.tree = 'A', 'HEAD', Path(sys.argv[2]); "
+                              "c.env = {**__import__('os').environ, 'PYTHONPATH': sys.argv[3]}; c.check_own_code()",
+                              str(REPO / "benchmarks"), str(tmp_path / "elsewhere"), str(REPO)],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1
+    assert "would run" in refused.stderr and "not its own tree" in refused.stderr
