@@ -389,25 +389,26 @@ class Zygote:
     def _read_message(self, deadline: float, allow_timeout: bool = False) -> dict[str, Any] | None:
         if self.process is None or self.process.stdout is None:
             raise WorkerDied("the zygote is not running")
-        stdout = self.process.stdout
+        process = self.process
         with selectors.DefaultSelector() as selector:
-            selector.register(stdout, selectors.EVENT_READ)
+            selector.register(process.stdout, selectors.EVENT_READ)
             while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    if allow_timeout:
-                        return None
-                    raise WorkerDied("the zygote did not answer in time")
-                if selector.select(timeout=min(remaining, 1.0)):
-                    line = stdout.readline()
-                    if not line:
+                line = process.pending_line()  # first what an earlier read brought along: select cannot see it
+                if line is None:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        if allow_timeout:
+                            return None
+                        raise WorkerDied("the zygote did not answer in time")
+                    if selector.select(timeout=min(remaining, 1.0)) and not process.read_more():
                         raise WorkerDied("the zygote exited")
-                    try:
-                        message = json.loads(line)
-                    except json.JSONDecodeError:
-                        raise WorkerDied("the zygote sent garbage") from None
-                    if isinstance(message, dict):
-                        return message
+                    continue
+                try:
+                    message = json.loads(line)
+                except json.JSONDecodeError:
+                    raise WorkerDied("the zygote sent garbage") from None
+                if isinstance(message, dict):
+                    return message
 
 
 def describe_isolation(zygotes: Iterable[Zygote]) -> dict[str, Any]:

@@ -167,3 +167,23 @@ def test_without_a_pidfd_the_zygote_is_watched_by_its_pid(scratch, work):
         assert process.poll() == -1 and not zygote.alive()
     finally:
         zygote.close()
+
+
+def test_a_job_that_ends_before_the_host_reads_its_start_is_not_waited_out(pair, work, scratch, monkeypatch):
+    """The zygote says a job's pid, then its exit. A host slow to read (its thread waiting for the GIL while the
+    parent imports matplotlib, say) finds both lines in the pipe at once: both must be read then. A buffered
+    ``readline`` kept the exit in a buffer that ``select`` cannot see, and the host waited for the job's deadline
+    (34 s for `grader show`'s import check, one run in ten) and then called the job timed out."""
+    zygote = pair[0]
+    assert zygote.isolation["tier"]  # started: the handshake is not the job's
+    original = zygote._read_message
+
+    def slow(deadline: float, allow_timeout: bool = False):
+        time.sleep(1.0)  # the job (one tiny check) has ended and said so by now
+        return original(deadline, allow_timeout)
+
+    monkeypatch.setattr(zygote, "_read_message", slow)
+    started = time.monotonic()
+    result = run(zygote, work, "t.chatty", scratch, seconds=15)
+    assert not result.timed_out and time.monotonic() - started < 8
+    assert values(result) == {"ok": True}
