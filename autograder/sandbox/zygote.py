@@ -83,6 +83,10 @@ class _Stdin:
     def __init__(self) -> None:
         self.buffer = b""
 
+    def has_line(self) -> bool:
+        """Whether a whole line was already read from the pipe (select would not say it is there)."""
+        return b"\n" in self.buffer
+
     def readline(self) -> bytes:
         while b"\n" not in self.buffer:
             chunk = os.read(0, 1 << 16)
@@ -182,7 +186,8 @@ def _wait(pid: int, plan: Plan, deadline: float | None) -> tuple[int, bool]:
         selector.register(0, selectors.EVENT_READ)
         while True:
             timeout = None if end is None else max(0.0, end - time.monotonic())
-            ready = {key.fd for key, _ in selector.select(timeout)}
+            # a line read along with an earlier one waits in _STDIN's buffer, where select cannot see it
+            ready = {0} if _STDIN.has_line() else {key.fd for key, _ in selector.select(timeout)}
             if handle in ready:
                 break
             if 0 in ready:
