@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from autograder.errors import AssignmentError
 from autograder.spec.late import LatePolicy, parse_when, policy_from_table
@@ -18,7 +19,7 @@ from autograder.spec.manifest import (
     location,
     missing_file_problem,
     table,
-    validate,
+    validate_all,
 )
 from autograder.util.paths import PACKAGE_ROOT
 from autograder.util.tomlio import TOMLDecodeError, load_toml
@@ -254,13 +255,11 @@ def load_assignment(name: str, root: Path | None = None) -> Assignment:
     if not _NAME.match(name) or not manifest_path.is_file():
         known = ", ".join(available_assignments(root)) or "none"
         raise AssignmentError(f"no assignment named {name!r} (available: {known})")
+    text, data, filled, problems = _read_manifest(manifest_path)
+    if problems:
+        more = f" (and {len(problems) - 1} more: `grader verify {name}` lists each)" if len(problems) > 1 else ""
+        raise AssignmentError(problems[0] + more)
     try:
-        text = manifest_path.read_text(encoding="utf-8")
-        data = load_toml(manifest_path)
-    except (OSError, UnicodeDecodeError, TOMLDecodeError) as exc:
-        raise AssignmentError(f"cannot read {manifest_path}: {exc}") from None
-    try:
-        filled = validate(data, text, manifest_path)
         _refuse_bad_figure_files(filled, text, manifest_path)
     except ManifestProblem as exc:
         raise AssignmentError(str(exc)) from None
@@ -268,6 +267,32 @@ def load_assignment(name: str, root: Path | None = None) -> Assignment:
         return _build(name, folder, filled, data)
     except (KeyError, TypeError, ValueError) as exc:
         raise AssignmentError(f"{manifest_path}: invalid manifest ({exc})") from None
+
+
+def _read_manifest(path: Path) -> tuple[str, dict[str, Any], dict[str, Any], list[str]]:
+    """A manifest's text, its parsed data, the data with the schema's defaults filled in, and one line for each
+    problem the schema finds in it (:func:`autograder.spec.manifest.validate_all`): the one reader of a manifest.
+
+    Raises:
+        AssignmentError: If the file cannot be read or is not TOML (one line).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = load_toml(path)
+    except (OSError, UnicodeDecodeError, TOMLDecodeError) as exc:
+        raise AssignmentError(f"cannot read {path}: {exc}") from None
+    filled, problems = validate_all(data, text, path)
+    return text, data, filled, problems
+
+
+def manifest_problems(name: str, root: Path | None = None) -> list[str]:
+    """Every problem the schema finds in the named assignment's manifest, one line each (``grader verify`` lists
+    them all where loading stops at the first); [] when it fits, or when there is no such manifest to read
+    (:func:`load_assignment` then says why)."""
+    path = (root or assignments_root()) / name.rstrip("/") / MANIFEST
+    if not _NAME.match(name.rstrip("/")) or not path.is_file():
+        return []
+    return _read_manifest(path)[3]
 
 
 def missing_paths(assignment: Assignment) -> dict[Path, str]:
@@ -279,11 +304,9 @@ def missing_paths(assignment: Assignment) -> dict[Path, str]:
     copy by design, so ``grader verify``, ``grader release`` and grading beside the reference ask here.
     """
     manifest = assignment.root / MANIFEST
-    try:
-        text = manifest.read_text(encoding="utf-8")
-        filled = validate(load_toml(manifest), text, manifest)
-    except (OSError, UnicodeDecodeError, TOMLDecodeError, ManifestProblem) as exc:
-        raise AssignmentError(f"cannot read {manifest}: {exc}") from None
+    text, _, filled, problems = _read_manifest(manifest)
+    if problems:
+        raise AssignmentError(f"cannot read {manifest}: {problems[0]}")
     found = {}
     for declared in declared_paths(filled):
         problem = missing_file_problem(manifest, text, declared.table, declared.key, declared.index, declared.name,

@@ -285,3 +285,34 @@ def test_verify_names_each_mutation_slip_at_its_line_and_grades_nothing(assignme
                                 env={"GRADER_ASSIGNMENTS": str(assignment_copy.root.parent)})
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
     assert says in result.output and "not graded: fix the authoring problems first" in result.output
+
+
+def test_verify_lists_every_problem_of_the_manifest_where_loading_names_the_first(tmp_path: Path) -> None:
+    """A manifest with two slips: loading it (any command) names the first and how many more; `grader verify`
+    lists each, with its line, instead of stopping at the first."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    shutil.copytree(fixtures / "assignments" / "mini", tmp_path / "assignments" / "mini")
+    shutil.copytree(fixtures / "reference_solutions" / "mini", tmp_path / "reference_solutions" / "mini")
+    manifest = tmp_path / "assignments" / "mini" / "assignment.toml"
+    text = manifest.read_text()
+    text = text.replace('title = "Mini: two tensor functions"', 'title = "Mini: two tensor functions"\ntitel = "typo"', 1)
+    text = text.replace("points = 2", 'points = "two"', 1)
+    manifest.write_text(text)
+    lines = manifest.read_text().splitlines()
+    typo, points = lines.index('titel = "typo"') + 1, lines.index('points = "two"') + 1
+    env = {**os.environ, "GRADER_ASSIGNMENTS": str(tmp_path / "assignments")}
+
+    def grader(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "autograder.cli", *args], capture_output=True, text=True,
+                              timeout=300, env=env)
+
+    verified = grader("verify", "mini")
+    assert verified.returncode == 1, verified.stderr
+    said = verified.stdout.splitlines()
+    assert len(said) == 3 and said[0].startswith(f"{manifest}:{typo}: unknown key 'titel'"), said
+    assert said[1].startswith(f"{manifest}:{points}: ") and "points" in said[1], said
+    assert said[2] == "mini: 2 problems in the manifest; fix them and run `grader verify mini` again"
+    loaded = grader("template", "mini")
+    assert loaded.returncode == 2 and len(loaded.stderr.splitlines()) == 1, loaded.stderr
+    assert loaded.stderr.startswith(f"error: {manifest}:{typo}: unknown key 'titel'")
+    assert loaded.stderr.rstrip().endswith("(and 1 more: `grader verify mini` lists each)")
