@@ -21,6 +21,7 @@ from autograder.spec.manifest import (
     validate_all,
 )
 from autograder.util.paths import display_path
+from autograder.util.syntax import parse
 from autograder.util.tomlio import TOMLDecodeError, load_toml
 
 MUTATION_FOLDERS = {"mistakes": "hidden/mistakes", "variants": "hidden/variants"}
@@ -287,8 +288,25 @@ def apply_mutation(reference: Path, mutation: Mutation, destination: Path) -> Pa
 
 def combined_problems(reference: Path, mutations: list[Mutation]) -> list[str]:
     """What only the mistakes and variants together show, one line each: an id used in both folders, an edit
-    that does not apply to the reference (a misspelt file, an ``old`` text gone stale). No grading: text only."""
-    return _duplicate_id_problems(mutations) + applying(reference, mutations)[1]
+    that does not apply to the reference (a misspelt file, an ``old`` text gone stale), an edit that leaves a file
+    that is not Python. No grading: text only."""
+    sound, problems = applying(reference, mutations)
+    return _duplicate_id_problems(mutations) + problems + [p for m in sound for p in _syntax_problems(reference, m)]
+
+
+def _syntax_problems(reference: Path, mutation: Mutation) -> list[str]:
+    """A line for each file the mutation's edits leave unparsable: such a "mistake" is caught by the import, not
+    by a check (its hint is never shown: the judge cannot run it on a probe), and such a variant cannot keep its
+    marks; grading only finds out when it is graded (``grader audit``)."""
+    found = []
+    for file, text in edited_texts(reference, mutation).items():
+        try:
+            parse(text, filename=file)
+        except SyntaxError as exc:
+            found.append(f"{_start(mutation.at)}mutation {mutation.id!r} leaves {file} with a syntax error at line "
+                         f"{exc.lineno} ({exc.msg}); a mistake or variant is code a student could run: fix its new "
+                         f"text")
+    return found
 
 
 def applying(reference: Path, mutations: list[Mutation]) -> tuple[list[Mutation], list[str]]:

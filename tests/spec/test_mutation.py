@@ -148,3 +148,12 @@ def test_a_grader_meeting_several_slips_names_the_first_and_counts_the_others(mi
                   + MISTAKE.replace('"row_sums_over_columns"', '"second"').replace('task = "row_sums"', 'task = "x"'))
     assert _refused(mini, "mistakes") == (f"{path}:6: old must be a string, not int 3 (and 1 more: "
                                           f"`grader verify mini` lists each)")
+
+
+def test_an_edit_that_leaves_a_syntax_error_is_named_without_grading(mini: Assignment) -> None:
+    """A "mistake" whose new text is not Python is caught by the import, never by a check (its hint is never
+    shown), and a variant with one cannot keep its marks: verify says so, by text only."""
+    path = _write(mini, "mistakes", MISTAKE.replace('new = "x.sum(dim=0)"', 'new = "x.sum(dim=0"'))
+    [problem] = _all(mini)
+    assert problem.startswith(f"{path}:2: mutation 'row_sums_over_columns' leaves ops.py with a syntax error at line ")
+    assert problem.endswith("a mistake or variant is code a student could run: fix its new text")
