@@ -10,6 +10,7 @@ from autograder.public.invocation import Invocation
 from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskResult
 from autograder.spec.assignment import Assignment
 from autograder.submission.notebook.collect import ANSWERS_NAME
+from autograder.submission.notebook.places import CellMap, module_words
 from autograder.util.safety import printable
 
 INDENT = "    "
@@ -65,7 +66,7 @@ class Printer:
             if not final and not all(t in done for t in waiting):
                 return
             result.hints = dependency_hints(self.assignment, outcome, result)
-            self._out(task_lines(result, self.width, self.verbose))
+            self._out(task_lines(result, self.width, self.verbose, outcome.cell_map))
             self.printed.add(result.task)
 
     def _out(self, lines: list[str]) -> None:
@@ -85,13 +86,14 @@ def import_lines(outcome: CheckOutcome, problem: ImportProblem) -> list[str]:
     return lines
 
 
-def task_lines(result: PublicTaskResult, width: int, verbose: bool = False) -> list[str]:
-    """One task's line and, when it fails, at most about six lines on its first failure."""
+def task_lines(result: PublicTaskResult, width: int, verbose: bool = False, cells: CellMap | None = None) -> list[str]:
+    """One task's line and, when it fails, at most about six lines on its first failure (``cells``: a notebook's
+    map, to name a module by its cells)."""
     total = max(result.expected, len(result.tests))
     count = f"{result.passed:>2}/{total:<2}" if not result.blocked_by else " -/- "
     status = result.status
     if status == "blocked":
-        status = f"blocked: {result.blocked_by}.py cannot be imported (see above)"
+        status = f"blocked: {module_words(result.blocked_by, cells)} cannot be imported (see above)"
     lines = [f"{result.task.ljust(width)}  {count} {status}"]
     failures = result.failures
     if failures:
@@ -162,7 +164,8 @@ def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocat
     for problem in outcome.imports:
         if not problem.cause:
             where = outcome.shown_place(problem.file or f"{problem.module}.py", problem.line, path=False)
-            why = f"{problem.module}.py cannot be imported" if outcome.cell_map is not None else "it cannot be imported"
+            why = (f"{module_words(problem.module, outcome.cell_map)} cannot be imported"
+                   if outcome.cell_map is not None else "it cannot be imported")
             return f"Next: fix {where} ({why}), then {invocation.again()}."
     unknown_ids = [r.task for r in outcome.tasks if r.task not in (*assignment.task_ids, "untagged")]
     for result in outcome.tasks:

@@ -89,7 +89,12 @@ def test_check_names_the_cell_and_keeps_files_when_asked_for_them(buggy, tmp_pat
     assert f"raised in cell {cell}, line {line}, in causal_mask" in out, out
     assert f"cell {cell}, line {line}: RuntimeError" in out, "pytest's own output says the cell too"
     assert f"error: cell {kv_cell}, line {kv_line}: NameError: name 'NOT_DEFINED' is not defined" in out, out
-    assert f"Next: fix cell {kv_cell}, line {kv_line} (kv_cache.py cannot be imported)" in out, out
+    next_line = next(said for said in out.splitlines() if said.startswith("Next:"))
+    assert next_line.startswith(f"Next: fix cell {kv_cell}, line {kv_line} (the kv_cache code of "), next_line
+    cells = next_line.split("(the kv_cache code of ")[1].split(" cannot be imported)")[0]
+    assert re.fullmatch(r"cells? \d+((, \d+)* and \d+)?", cells), next_line
+    assert str(kv_cell) in re.findall(r"\d+", cells), next_line  # the cell at fault is among them
+    assert "kv_cache.py" not in out.replace("--show-extracted", ""), "a notebook student has no kv_cache.py"
     assert not re.search(r"(?<!test_)(attention|kv_cache)\.py(:\d|, line)", out), out
 
     extracted = _grader("check", "assignment3", str(notebook), "--task", "causal_mask", "--show-extracted",
@@ -129,6 +134,7 @@ def test_grade_feedback_names_the_cell(buggy, tmp_path: Path) -> None:
     assert f"(cell {cell}, line {line}, in causal_mask)" in text, text
     assert f"(cell {kv_cell}, line {kv_line}, in <module>)" in text, text
     assert "attention.py, line" not in text and "kv_cache.py, line" not in text, text
+    assert "kv_cache.py could not be imported" not in text and "the kv_cache code of " in text, text
 
 
 @pytest.mark.slow
@@ -144,3 +150,18 @@ def test_show_placeholders_name_the_cell(buggy, tmp_path: Path) -> None:
         reasons
     assert any(f"(cell {cell}, line {line}, in causal_mask)" in reason for reason in reasons.values()), reasons
     assert not any(".py, line" in reason for reason in reasons.values()), reasons
+
+
+def test_a_module_is_named_by_its_cells_for_a_notebook_and_by_its_file_for_a_package() -> None:
+    """"kv_cache.py cannot be imported" means nothing to a notebook student: the module is named by the cells its
+    code came from (each once, in the file's order), as a line is by its cell (places.py:module_words)."""
+    from autograder.submission.notebook.places import CellMap, Span, module_words
+
+    cells = CellMap({"kv_cache.py": [Span(1, 3, "", 0, "the template's imports"), Span(4, 9, "cell 32", 1),
+                                     Span(10, 12, "cell 33", 1), Span(13, 20, "cell 36", 1),
+                                     Span(21, 22, "cell 33", 5)]})
+    assert module_words("kv_cache", cells) == "the kv_cache code of cells 32, 33 and 36"
+    assert module_words("kv_cache", None) == "kv_cache.py"  # a package: the student has the file
+    assert module_words("attention", cells) == "attention.py"  # not an extracted module of this map
+    kernel = CellMap({"kv_cache.py": [Span(4, 9, "In [3]", 1), Span(10, 12, "In [7]", 1)]})
+    assert module_words("kv_cache", kernel) == "the kv_cache code of In [3] and In [7]"

@@ -53,6 +53,10 @@ class CellMap:
             return f"the grader's rearrangement of the code of {span.cell} (line {line} of the extracted {name})"
         return f"{span.what}, not a line of a cell (line {line} of the extracted {name})"
 
+    def cells_of(self, file: str) -> list[str]:
+        """The cells (their labels, in the file's order, each once) whose code an extracted file holds."""
+        return list(dict.fromkeys(span.cell for span in self.spans.get(file, []) if span.cell))
+
     def to_data(self) -> dict[str, list[list[Any]]]:
         """Plain data for a process that cannot receive objects (the public tests' worker)."""
         return {name: [[s.first, s.last, s.cell, s.cell_line, s.what] for s in spans]
@@ -84,3 +88,24 @@ def place(file: str, line: int, cells: CellMap | None = None) -> str:
     if located is not None:
         return located
     return f"{file}, line {line}" if line else file
+
+
+def module_words(module: str, cells: CellMap | None = None) -> str:
+    """How a student is told one of their modules as a whole (``kv_cache.py cannot be imported``): its file for a
+    package; for a notebook, which has no such file, the cells its code came from (``the kv_cache code of cells
+    30 and 36``). The one wording every surface uses, as :func:`place` is for a line.
+
+    Args:
+        module: The module's name (``kv_cache``).
+        cells: The notebook's map of its extracted modules; None for a package.
+    """
+    if cells is None or f"{module}.py" not in cells.spans:
+        return f"{module}.py"
+    labels = cells.cells_of(f"{module}.py")
+    if not labels:
+        return f"the notebook's {module} code"
+    if len(labels) == 1:
+        return f"the {module} code of {labels[0]}"
+    if all(label.startswith("cell ") for label in labels):  # cells 32, 33 and 36 (a kernel's In [n] stay whole)
+        labels = ["cells " + labels[0].removeprefix("cell ")] + [label.removeprefix("cell ") for label in labels[1:]]
+    return f"the {module} code of {', '.join(labels[:-1])} and {labels[-1]}"
