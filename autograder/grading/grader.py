@@ -50,7 +50,7 @@ from autograder.spec.quiz import (
 from autograder.spec.reference import load_package, prune_reference
 from autograder.submission.imports import NOT_IMPORTED, unneeded_modules
 from autograder.submission.intake import prepare_submission
-from autograder.submission.notebook.places import CellMap, module_words
+from autograder.submission.notebook.places import CellMap
 from autograder.submission.package import PreparedSubmission
 from autograder.util.syntax import parse
 
@@ -161,9 +161,7 @@ class Grader:
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
         notes = prepared.notes()
-        notes += [f"{module_words(module, prepared.cell_map)} could not be imported: {reason}"
-                  for module, reason in broken.items()
-                  if f"{module}.py" not in prepared.refused and f"{module}.py" not in prepared.missing]
+        notes += prepared.import_notes(broken)
         return GradeReport(
             assignment=self.assignment.name,
             submission=str(submission),
@@ -217,8 +215,7 @@ class Grader:
         own_broken = [m for m in task.modules if m in broken]
         if own_broken:
             module = own_broken[0]
-            why = (prepared.refused.get(f"{module}.py")
-                   or f"{module_words(module, prepared.cell_map)} could not be imported: {broken[module]}")
+            why = prepared.refused.get(f"{module}.py") or prepared.cannot_import(module, broken[module])
             return [CheckResult(check.name, check.description, check.weight, ERROR, why, seed=seed)
                     for check, seed in checks]
         unneeded = unneeded_modules(prepared.package_dir, self.assignment.package, self.assignment.modules,

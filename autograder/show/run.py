@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from autograder.sandbox.host import Zygote, describe_isolation, new_scratch, start_zygotes
 from autograder.spec.assignment import Assignment, Task
 from autograder.submission.intake import prepare_submission
-from autograder.submission.notebook.places import module_words
 from autograder.submission.package import PreparedSubmission
 
 from .outcome import ProbeResult, RunOutcome
@@ -70,9 +69,7 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path | Prep
         broken = _imports(jobs, prepared, printed, cache)
         probes = _serve(jobs, prepared, broken, printed, on_result, cache)
         notes = prepared.notes(ignored=False)
-        notes += [f"{module_words(module, prepared.cell_map)} could not be imported: {reason}"
-                  for module, reason in broken.items()
-                  if f"{module}.py" not in prepared.missing and f"{module}.py" not in prepared.refused]
+        notes += prepared.import_notes(broken)
         isolation = describe_isolation(zygotes)["tier"]
     finally:
         shutil.rmtree(work, ignore_errors=True)

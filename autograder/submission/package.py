@@ -11,7 +11,7 @@ from pathlib import Path
 
 from autograder.errors import SubmissionError
 from autograder.spec.assignment import MANIFEST, Assignment
-from autograder.submission.notebook.places import CellMap
+from autograder.submission.notebook.places import CellMap, module_words
 from autograder.util.syntax import parse
 
 MAX_STUDENT_FILE_BYTES = 2 * 1024 * 1024  # one graded file, whatever holds it (folder, zip or notebook)
@@ -69,6 +69,17 @@ class PreparedSubmission:
                                                                 for note in self.reading]
         return ([self.choice] if self.choice else []) + list(self.refused.values()) + [
             f"missing file: {name}" for name in self.missing] + (left if ignored else [])
+
+    def cannot_import(self, module: str, reason: str) -> str:
+        """``kv_cache.py could not be imported: <reason>``, a notebook's module named by its cells
+        (:func:`autograder.submission.notebook.places.module_words`)."""
+        return f"{module_words(module, self.cell_map)} could not be imported: {reason}"
+
+    def import_notes(self, broken: dict[str, str]) -> list[str]:
+        """A note for each module that could not be imported (module name to why), except those the intake already
+        names in :meth:`notes` (refused or missing)."""
+        return [self.cannot_import(module, reason) for module, reason in broken.items()
+                if f"{module}.py" not in self.refused and f"{module}.py" not in self.missing]
 
 
 def find_package(root: Path, assignment: Assignment, label: str | None = None) -> Path | None:
