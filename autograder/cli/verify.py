@@ -15,14 +15,16 @@ from autograder.cli.base import assignment_named, friendly_errors
 def verify(assignment: str) -> None:
     """Check before shipping: reference full marks, template 0 and up to date, quiz key sound."""
     from autograder.authoring.verify import render_verification, verify_assignment
-    from autograder.spec.assignment import manifest_problems
+    from autograder.spec.assignment import ManifestErrors
 
-    problems = manifest_problems(assignment)
-    if problems:  # loading stops at the first: list them all, nothing else can be checked before they are fixed
+    try:
+        spec = assignment_named(assignment)
+    except ManifestErrors as exc:  # nothing else can be checked before they are fixed: list them all
+        problems = exc.problems
         click.echo("\n".join([*problems, f"{assignment}: {len(problems)} problem"
                                 f"{'s' if len(problems) > 1 else ''} in the manifest; fix them and run "
                                 f"`grader verify {assignment}` again"]))
         sys.exit(1)
-    outcome = verify_assignment(assignment_named(assignment))
+    outcome = verify_assignment(spec)
     click.echo(render_verification(outcome), nl=False)
     sys.exit(0 if outcome.ok else 1)

@@ -235,6 +235,21 @@ def available_assignments(root: Path | None = None) -> list[str]:
     return sorted(p.name for p in root.iterdir() if (p / MANIFEST).is_file())
 
 
+class ManifestErrors(AssignmentError):
+    """A manifest that does not fit its schema: said in one line (its first problem and how many more), with
+    ``problems`` listing every one, which ``grader verify`` prints.
+
+    Args:
+        name: The assignment's name.
+        problems: One line per problem (``file:line: ...``), in the file's order.
+    """
+
+    def __init__(self, name: str, problems: list[str]) -> None:
+        more = f" (and {len(problems) - 1} more: `grader verify {name}` lists each)" if len(problems) > 1 else ""
+        super().__init__(problems[0] + more)
+        self.problems = problems
+
+
 def load_assignment(name: str, root: Path | None = None) -> Assignment:
     """Load and validate an assignment's manifest.
 
@@ -257,8 +272,7 @@ def load_assignment(name: str, root: Path | None = None) -> Assignment:
         raise AssignmentError(f"no assignment named {name!r} (available: {known})")
     text, data, filled, problems = _read_manifest(manifest_path)
     if problems:
-        more = f" (and {len(problems) - 1} more: `grader verify {name}` lists each)" if len(problems) > 1 else ""
-        raise AssignmentError(problems[0] + more)
+        raise ManifestErrors(name, problems)
     try:
         _refuse_bad_figure_files(filled, text, manifest_path)
     except ManifestProblem as exc:
@@ -283,16 +297,6 @@ def _read_manifest(path: Path) -> tuple[str, dict[str, Any], dict[str, Any], lis
         raise AssignmentError(f"cannot read {path}: {exc}") from None
     filled, problems = validate_all(data, text, path)
     return text, data, filled, problems
-
-
-def manifest_problems(name: str, root: Path | None = None) -> list[str]:
-    """Every problem the schema finds in the named assignment's manifest, one line each (``grader verify`` lists
-    them all where loading stops at the first); [] when it fits, or when there is no such manifest to read
-    (:func:`load_assignment` then says why)."""
-    path = (root or assignments_root()) / name.rstrip("/") / MANIFEST
-    if not _NAME.match(name.rstrip("/")) or not path.is_file():
-        return []
-    return _read_manifest(path)[3]
 
 
 def missing_paths(assignment: Assignment) -> dict[Path, str]:
