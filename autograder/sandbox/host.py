@@ -393,14 +393,14 @@ class Zygote:
         with selectors.DefaultSelector() as selector:
             selector.register(process.stdout, selectors.EVENT_READ)
             while True:
-                line = process.pending_line()  # first what an earlier read brought along: select cannot see it
+                line = process.lines.take()  # first what an earlier read brought along: select cannot see it
                 if line is None:
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         if allow_timeout:
                             return None
                         raise WorkerDied("the zygote did not answer in time")
-                    if selector.select(timeout=min(remaining, 1.0)) and not process.read_more():
+                    if selector.select(timeout=min(remaining, 1.0)) and not process.lines.read():
                         raise WorkerDied("the zygote exited")
                     continue
                 try:

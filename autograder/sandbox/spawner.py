@@ -22,6 +22,7 @@ from pathlib import Path
 
 from autograder.errors import WorkerDied
 from autograder.protocol import MARKER_VARIABLE
+from autograder.sandbox.lines import PipeLines
 from autograder.sandbox.procfs import kill_group, kill_marked
 from autograder.util.paths import PACKAGE_ROOT
 
@@ -74,31 +75,11 @@ class ForkedZygote:
     def __init__(self, template: ZygoteTemplate, stdin_fd: int, stdout_fd: int) -> None:
         self.template = template
         self.stdin = os.fdopen(stdin_fd, "w", buffering=1)
-        # Unbuffered, read with os.read into this object's own buffer: a buffered readline would keep a line that
-        # arrived with the previous one where select cannot see it (see pending_line).
-        self.stdout = os.fdopen(stdout_fd, "rb", buffering=0)
-        self._pending = b""
+        self.stdout = os.fdopen(stdout_fd, "rb", buffering=0)  # never read through: lines come from ``lines``
+        self.lines = PipeLines(stdout_fd)
         self._pid: int | None = None
         self._pidfd: int | None = None
         self._failed = ""
-
-    def pending_line(self) -> bytes | None:
-        """The next whole line the zygote wrote that was already read (without its newline), or None.
-
-        A job's start and its end can arrive in one read (a fast job, a parent slow to read): the second line must
-        be taken from here, not waited for on the pipe, where nothing more will come until the deadline.
-        """
-        line, newline, rest = self._pending.partition(b"\n")
-        if not newline:
-            return None
-        self._pending = rest
-        return line
-
-    def read_more(self) -> bool:
-        """Read what the pipe holds into the buffer (after select said it is readable); False at its end."""
-        chunk = os.read(self.stdout.fileno(), 1 << 16)
-        self._pending += chunk
-        return bool(chunk)
 
     def answered(self, pid: int | None, pidfd: int | None, failure: str = "") -> None:
         self._pid, self._pidfd, self._failed = pid, pidfd, failure

@@ -21,6 +21,7 @@ import torch
 
 from autograder.sandbox import linux
 from autograder.sandbox.job import forget_trusted_side, start_job
+from autograder.sandbox.lines import PipeLines
 from autograder.sandbox.linux import prctl_quietly
 from autograder.sandbox.plan import Plan
 from autograder.sandbox.procfs import children_of, kill_group
@@ -77,28 +78,7 @@ def _trial(plan: Plan) -> str:
     return str(record.get("why") or outcome.get("setup_error") or f"trial job ended with {outcome['exit']}")[:300]
 
 
-class _Stdin:
-    """Unbuffered line reader on fd 0 (so waiting for a job can also watch for commands and the grader leaving)."""
-
-    def __init__(self) -> None:
-        self.buffer = b""
-
-    def has_line(self) -> bool:
-        """Whether a whole line was already read from the pipe (select would not say it is there)."""
-        return b"\n" in self.buffer
-
-    def readline(self) -> bytes:
-        while b"\n" not in self.buffer:
-            chunk = os.read(0, 1 << 16)
-            if not chunk:
-                rest, self.buffer = self.buffer, b""
-                return rest
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return line + b"\n"
-
-
-_STDIN = _Stdin()
+_STDIN = PipeLines(0)  # the grader's requests; waiting for a job also watches it for commands
 
 
 def main(config: dict[str, Any] | None = None, pidns: bool = False, note: str = "") -> int:

@@ -1,0 +1,50 @@
+"""Whole lines from a pipe, cut from what ``os.read`` returned: both ends of a zygote's pipes read them so."""
+
+from __future__ import annotations
+
+import os
+
+CHUNK = 1 << 16
+
+
+class PipeLines:
+    """The lines that arrive on ``fd``, buffered here.
+
+    A buffered file object's ``readline`` keeps the lines after the first one of a read in a buffer that ``select``
+    on the descriptor cannot see: a process waiting with select for the next line would wait for one that has
+    arrived (a job's start and end, sent back to back, waited for until the job's deadline). Whoever waits with
+    select asks :meth:`has_line` first.
+
+    Args:
+        fd: The pipe's reading end.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = b""
+
+    def has_line(self) -> bool:
+        """Whether a whole line has already been read from the pipe (select would not say it is there)."""
+        return b"\n" in self.buffer
+
+    def take(self) -> bytes | None:
+        """The next whole line already read, without its newline; None if there is none yet."""
+        line, newline, rest = self.buffer.partition(b"\n")
+        if not newline:
+            return None
+        self.buffer = rest
+        return line
+
+    def read(self) -> bool:
+        """Read what the pipe holds into the buffer (blocks until something comes); False at its end."""
+        chunk = os.read(self.fd, CHUNK)
+        self.buffer += chunk
+        return bool(chunk)
+
+    def readline(self) -> bytes:
+        """The next line with its newline, reading as needed; at the pipe's end what is left (``b""`` if nothing)."""
+        while not self.has_line():
+            if not self.read():
+                rest, self.buffer = self.buffer, b""
+                return rest
+        return self.take() + b"\n"
