@@ -148,7 +148,7 @@ class FigureCache:
         """Whether every one of ``figures`` is kept, drawn, for this code (its import check kept clean too): the
         page then needs no drawing, so matplotlib need not load."""
         return self.lookup_imports() and all(
-            (self.folder / f"{self.key(figure.probe, {})}.{figure.name}.json").is_file() for figure in figures)
+            self._entry(f"{self.key(figure.probe, {})}.{figure.name}").is_file() for figure in figures)
 
     def lookup_imports(self) -> bool:
         """Whether this code is known to import cleanly (no module broken, nothing printed)."""
@@ -169,7 +169,7 @@ class FigureCache:
 
     def _read(self, key: str) -> tuple[dict[str, Any], bytes | None] | None:
         try:
-            entry = json.loads((self.folder / f"{key}.json").read_text(encoding="utf-8"))
+            entry = json.loads(self._entry(key).read_text(encoding="utf-8"))
             tensors = self.folder / f"{key}.safetensors"
             return entry, tensors.read_bytes() if entry.get("tensors") else None
         except (OSError, ValueError):
@@ -180,7 +180,11 @@ class FigureCache:
         self.folder.mkdir(parents=True, exist_ok=True)
         if tensors is not None:
             write_atomic(self.folder / f"{key}.safetensors", tensors)
-        write_atomic(self.folder / f"{key}.json", json.dumps({**entry, "tensors": tensors is not None}).encode())
+        write_atomic(self._entry(key), json.dumps({**entry, "tensors": tensors is not None}).encode())
+
+    def _entry(self, name: str) -> Path:
+        """The file of an entry (a probe's result by its key, or a figure drawn from it: ``<key>.<figure>``)."""
+        return self.folder / f"{name}.json"
 
 
 def _digest(*parts: str) -> str:

@@ -13,7 +13,6 @@ named. The student release holds neither this module nor the judge, the mistakes
 from __future__ import annotations
 
 import functools
-
 import hashlib
 import shutil
 import threading

@@ -154,7 +154,7 @@ def _render(spec: Assignment, prepared: PreparedSubmission, out: Path | str | No
         with ThreadPoolExecutor(1) as pool:
             running = pool.submit(run_probes, spec, catalog, prepared, workers, lambda *item: arrived.put(item),
                                   zygotes or own, kept)
-            running.add_done_callback(lambda _: arrived.put(None))  # the last draw need not wait out a poll
+            running.add_done_callback(lambda _: arrived.put(None))  # ends the drawing loop, even if the run fails
             if kept is None or not kept.found_whole(catalog.figures):
                 # matplotlib loads while the probes run: after the first result (a re-run's only one), it would
                 # lengthen the page by its time
