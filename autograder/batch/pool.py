@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import socket
+import sys
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -91,12 +92,33 @@ def _default_grader(assignment: Assignment, shared: SharedTemplate | None = None
 
 def _worker_main(conn: Connection, assignment: Assignment, factory: GraderFactory | None, parent: int,
                  shared: SharedTemplate | None = None) -> None:
-    """A grading worker: build one grader, then grade every job the parent sends until it sends None."""
+    """A grading worker: build one grader, grade every job the parent sends until it sends None, then end.
+
+    It ends with ``os._exit`` once its grader is closed and its messages are sent: the interpreter's teardown
+    with torch loaded takes 0.3-0.5 s, which the parent would wait out in ``WorkerPool.close`` after the last
+    submission, every batch."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, _exit_now)
     _die_with_parent()
     if os.getppid() != parent:
         return
+    code = 0
+    try:
+        _serve(conn, assignment, factory, shared)
+    except SystemExit as exc:  # SIGTERM (_exit_now): its code is the worker's
+        code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        os._exit(code)
+
+
+def _serve(conn: Connection, assignment: Assignment, factory: GraderFactory | None,
+           shared: SharedTemplate | None) -> None:
+    """Build the worker's grader, then grade (and draw) each job the parent sends until it sends None."""
     try:
         grader = factory(assignment) if factory is not None else _default_grader(assignment, shared)
     except BaseException as exc:  # noqa: BLE001 - report any failure to build the grader, then stop
