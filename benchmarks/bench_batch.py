@@ -224,12 +224,16 @@ def naive(assignment: str, students: list[Path], out: Path, env: dict[str, str],
     return time.monotonic() - started
 
 
-def floors_of(assignment: str, folder: Path) -> dict[str, object]:
-    """Every submission's floor, in this one process (see bench_single.Floor)."""
+def floors_of(assignment: str, folder: Path, per_task: bool = False) -> dict[str, object]:
+    """Every submission's floor, in this one process (see bench_single.Floor); with ``per_task``, each task in a
+    process forked from this one (``Floor.run_forked``), after the warm-up the zygote template does too."""
     from bench_single import Floor
 
     floor = Floor(assignment)
-    return {"submissions": {s.name: floor.run(s) for s in sorted(folder.iterdir()) if s.is_dir()}}
+    if per_task:
+        floor.warm_up()
+    run = floor.run_forked if per_task else floor.run
+    return {"submissions": {s.name: run(s) for s in sorted(folder.iterdir()) if s.is_dir()}}
 
 
 @dataclass
@@ -249,13 +253,15 @@ class BatchFloor:
     cpu: float | None
 
 
-def batch_floor(assignment: str, folder: Path, jobs: int, env: dict[str, str]) -> BatchFloor:
-    """The batch floor of a class: one start-up plus the submissions' floors divided over ``jobs`` workers."""
-    run = measure([sys.executable, str(Path(__file__).resolve()), "--assignment", assignment, "--floor-of",
-                   str(folder)], env)
+def batch_floor(assignment: str, folder: Path, jobs: int, env: dict[str, str], per_task: bool = False) -> BatchFloor:
+    """The batch floor of a class: one start-up plus the submissions' floors divided over ``jobs`` workers; with
+    ``per_task``, the floors of one process per task (see floors_of)."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--assignment", assignment, "--floor-of", str(folder)]
+    command += ["--per-task"] if per_task else []
+    run = measure(command, env)
     if run.returncode != 0:
         sys.exit(f"the batch floor failed (exit code {run.returncode}); run it alone: python "
-                 f"benchmarks/bench_batch.py --floor-of {folder}")
+                 f"benchmarks/bench_batch.py --floor-of {folder}{' --per-task' if per_task else ''}")
     seconds = sum(s["seconds"] for s in json.loads(run.stdout)["submissions"].values())
     startup = run.wall - seconds
     return BatchFloor(startup + seconds / jobs, startup, seconds, run.cpu)
@@ -363,6 +369,8 @@ def main() -> None:
                         help="end-to-end runs of one submission; the median is reported (default 3)")
     parser.add_argument("--keep", type=Path, help="keep the generated class and outputs in this folder")
     parser.add_argument("--floor-of", type=Path, metavar="CLASS", help="print the floors of CLASS's submissions")
+    parser.add_argument("--per-task", action="store_true",
+                        help="with --floor-of: each task in a process of its own, forked (one process per task)")
     parser.add_argument("--scaling", metavar="N,M", help="only grade a class of each size (the same mix) and print "
                         "the per-submission wall, CPU and grading seconds of each and their ratio (e.g. 10,200)")
     parser.add_argument("--settle", type=float, default=90.0, metavar="SECONDS",
@@ -370,7 +378,7 @@ def main() -> None:
                              "(the previous class's own load is not the machine's; default 90)")
     args = parser.parse_args()
     if args.floor_of:
-        print(json.dumps(floors_of(args.assignment, args.floor_of)))
+        print(json.dumps(floors_of(args.assignment, args.floor_of, args.per_task)))
         return
     try:
         sizes = parse_sizes(args.scaling) if args.scaling is not None else None
@@ -441,6 +449,13 @@ def main() -> None:
         if batch.cpu is not None and floor.cpu is not None:  # the load-robust view: work done, not time waited
             print(f"CPU time: grade-all {batch.cpu:.1f} s (parent, workers, zygotes, jobs) / the floor's process "
                   f"{floor.cpu:.1f} s (one start-up and every submission) = {batch.cpu / floor.cpu:.2f}x")
+        isolated = batch_floor(args.assignment, work / "class", args.jobs, env, per_task=True)
+        load = max(load, load_now())
+        print(f"batch floor with one process per task (principle 1's isolation, no sandbox): start-up "
+              f"{isolated.startup:.1f} s + {isolated.summed:.1f} s / {args.jobs} workers = {isolated.floor:.1f} s; a "
+              f"process per task costs the submissions {isolated.summed / floor.summed:.2f}x their floors")
+        print(figure(f"grade-all --jobs {args.jobs} / batch floor with one process per task", batch.wall
+                     / isolated.floor, "x", None, load))  # no target: how much of the gap isolation itself is
 
         if not args.skip_naive:
             print(f"load average before naive x2: {load_average()}")

@@ -139,7 +139,7 @@ def trivial_jobs(grader: Any, prepared: Any, count: int) -> list[str]:
     checks = [(_trivial_check(), 1)]
     pid = zygote_pid(zygote)
 
-    def read(check: Any, seed: int, record: dict, result: Any, base: Any) -> Any:
+    def read(check: Any, seed: int, record: dict, result: Any, base: Any, cell_map: Any = None) -> Any:
         return base
 
     grader.jobs.run_checks(batch, checks, prepared, {}, [], read, zygote)  # once untimed: first-job effects

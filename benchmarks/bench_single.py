@@ -23,6 +23,7 @@ the process tree's peak RSS. Where no memory cgroup can be created the figure is
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -49,6 +50,9 @@ MEMORY_TARGET_MB = 600.0
 
 # -- the floor (runs in its own fresh process) -----------------------------------------------------------------
 
+_PACKAGES = itertools.count(1)  # a fresh private name for each student package any floor of this process loads
+
+
 class Floor:
     """The least work grading can do, in this process: torch, the reference and the checks loaded once (no sandbox).
 
@@ -66,14 +70,50 @@ class Floor:
         from autograder.spec.reference import load_package
 
         self.assignment = load_assignment(assignment_name)
-        self.reference = load_package(self.assignment.reference, "_floor_reference", self.assignment.modules)
+        self.reference = load_package(self.assignment.reference, f"_floor_reference_{self.assignment.name}",
+                                      self.assignment.modules)  # one per assignment: several floors may share a process
         assets = _load_assets(self.assignment.root / "hidden" / "assets")
         self.judge = Judge(self.assignment, self.reference, assets, [], Path(tempfile.gettempdir()))
         self.checks = {}
         for task in self.assignment.tasks:
-            namespace = load_checks_file(task.checks, f"_floor_checks_{task.id}")
+            namespace = load_checks_file(task.checks, f"_floor_checks_{self.assignment.name}_{task.id}")
             self.checks[task.id] = [c for c in collect_checks(namespace) if c.task == task.id]
-        self.loaded = 0
+
+    def warm_up(self) -> None:
+        """Before forking a process per task, do what the zygote template and a zygote do before they fork: pay
+        torch's lazy import of the first optimizer step once (each fork would pay it again), back this process's
+        memory with huge pages (fewer page-table entries to copy per fork) and freeze the collector's objects (no
+        fork's collection writes to them); see autograder/sandbox/template.py and zygote.py."""
+        import gc
+
+        import torch
+
+        from autograder.sandbox import linux
+        from autograder.sandbox.procfs import private_memory
+
+        parameter = torch.nn.Parameter(torch.zeros(1))
+        optimizer = torch.optim.AdamW([parameter], lr=0.1)
+        (parameter * 2).sum().backward()
+        optimizer.step()
+        linux.collapse_huge_pages(private_memory())
+        gc.freeze()
+
+    def run_forked(self, submission: Path) -> dict[str, float]:
+        """As :meth:`run`, with grading's processes and no sandbox: one forked process imports every module (the
+        import probe), then each task runs in a process of its own forked from this one, importing only what it
+        touches: the least that grading with one process per task (principle 1) can do. Call :meth:`warm_up`
+        first, as the zygote template does before it forks."""
+        started = time.perf_counter()
+        loaded = self._forked(lambda: self._import(submission))
+        if loaded is None:
+            return {"passed": 0, "checks": 0, "seconds": time.perf_counter() - started}
+        broken = loaded["broken"]
+        passed = ran = 0
+        for task in self._tasks(None, broken):
+            done = self._forked(lambda: self._task_in_package(submission, task, broken))
+            if done is not None:
+                passed, ran = passed + done["passed"], ran + done["checks"]
+        return {"passed": passed, "checks": ran, "seconds": time.perf_counter() - started}
 
     def run(self, submission: Path, only: set[str] | None = None) -> dict[str, float]:
         """Import the submission's modules (each on its own: a broken one costs its own tasks), then run each task's
@@ -87,36 +127,78 @@ class Floor:
         Returns:
             Checks passed, checks run and the seconds of this submission (its import and its checks).
         """
+        started = time.perf_counter()
+        loaded = self._import(submission)
+        if loaded is None:
+            return {"passed": 0, "checks": 0, "seconds": time.perf_counter() - started}
+        passed = ran = 0
+        for task in self._tasks(only, loaded["broken"]):
+            task_passed, task_ran = self._run_task(task, loaded["name"], loaded["broken"])
+            passed, ran = passed + task_passed, ran + task_ran
+        return {"passed": passed, "checks": ran, "seconds": time.perf_counter() - started}
+
+    def _tasks(self, only: set[str] | None, broken: dict[str, str]) -> list[Any]:
+        """The tasks to run: grading runs no probe of a task whose own module is broken."""
+        return [t for t in self.assignment.tasks if (only is None or t.id in only)
+                and not any(module in broken for module in t.modules)]
+
+    def _package(self, submission: Path) -> tuple[str, Path]:
+        """A fresh private name for the submission's package, and its folder."""
+        assignment = self.assignment
+        package = submission / assignment.package if (submission / assignment.package).is_dir() else submission
+        return f"_floor_student{next(_PACKAGES)}", package
+
+    def _import(self, submission: Path) -> dict[str, Any] | None:
+        """Import every module of the submission, as grading's import probe; a broken one gets the fallback
+        grading gives it. None: the package itself cannot be imported."""
         import importlib
 
         from autograder.errors import AssignmentError
         from autograder.sandbox.job import _fallback_module
         from autograder.spec.reference import load_package
 
-        started = time.perf_counter()
-        assignment = self.assignment
-        package = submission / assignment.package if (submission / assignment.package).is_dir() else submission
-        self.loaded += 1
-        name = f"_floor_student{self.loaded}"
+        name, package = self._package(submission)
         try:
             load_package(package, name, ())
         except AssignmentError:
-            return {"passed": 0, "checks": 0, "seconds": time.perf_counter() - started}
+            return None
         broken: dict[str, str] = {}
-        for module in assignment.modules:  # as grading's import probe: a broken module's fallback for the rest
+        for module in self.assignment.modules:
             try:
                 importlib.import_module(f"{name}.{module}")
             except Exception as exc:  # noqa: BLE001 - a broken module: its own tasks score 0, as in grading
                 broken[module] = f"{type(exc).__name__}: {exc}"
                 sys.modules[f"{name}.{module}"] = _fallback_module(f"{name}.{module}", module, broken[module],
                                                                    self.reference)
-        passed = ran = 0
-        for task in [t for t in assignment.tasks if only is None or t.id in only]:
-            if any(module in broken for module in task.modules):
-                continue  # grading runs no probe of a task whose own module is broken
-            task_passed, task_ran = self._run_task(task, name, broken)
-            passed, ran = passed + task_passed, ran + task_ran
-        return {"passed": passed, "checks": ran, "seconds": time.perf_counter() - started}
+        return {"name": name, "broken": broken}
+
+    def _task_in_package(self, submission: Path, task: Any, broken: dict[str, str]) -> dict[str, int]:
+        """One task on the package imported lazily (what the task touches), as a grading job does."""
+        from autograder.spec.reference import load_package
+
+        name, package = self._package(submission)
+        load_package(package, name, ())
+        passed, ran = self._run_task(task, name, broken)
+        return {"passed": passed, "checks": ran}
+
+    @staticmethod
+    def _forked(work: Any) -> Any:
+        """``work()`` in a process forked from this one, its JSON answer read back (None if it failed)."""
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            try:
+                view = memoryview(json.dumps(work()).encode())
+                while view:
+                    view = view[os.write(write, view):]
+            finally:
+                os._exit(0)  # no teardown: a grading job ends the same way
+        os.close(write)
+        with os.fdopen(read, "rb") as pipe:
+            text = pipe.read()
+        os.waitpid(pid, 0)
+        return json.loads(text) if text else None
 
     def _run_task(self, task: Any, name: str, broken: dict[str, str]) -> tuple[int, int]:
         """One task's probes on the student's package with the reference substituted for what the task uses (the

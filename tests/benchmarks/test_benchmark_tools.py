@@ -1,7 +1,8 @@
 """The benchmarks' own logic: a figure under load is never a target met, figures are recorded when asked and the
 README's performance table is what the record renders, the warm benchmark's edit keeps the function's behaviour,
 compare.py and bench_batch.py refuse bad input in one line, bench_batch's scaling mode grades each class size, and
-the floor runs each task's probes with the reference standing in for what the task uses."""
+the floor runs each task's probes with the reference standing in for what the task uses, in one process or one
+process per task alike."""
 
 from __future__ import annotations
 
@@ -135,6 +136,30 @@ def test_the_floor_runs_a_task_with_the_reference_standing_in_for_what_it_uses(a
     mask, attention = floor.run(package, only={"causal_mask"}), floor.run(package, only={"attention"})
     assert mask["checks"] > 0 and mask["passed"] < mask["checks"]  # the mistake is in causal_mask itself
     assert attention["checks"] > 0 and attention["passed"] == attention["checks"]  # graded with the reference's mask
+
+
+def test_the_floor_with_a_process_per_task_judges_as_the_floor_in_one_process(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench_single import Floor
+
+    monkeypatch.setenv("GRADER_ASSIGNMENTS", str(REPO / "tests" / "fixtures" / "assignments"))
+    floor = Floor("mini")
+    reference = floor.assignment.reference
+    wrong = tmp_path / "wrong" / "mini"
+    wrong.mkdir(parents=True)
+    (wrong / "__init__.py").write_text((reference / "__init__.py").read_text())
+    (wrong / "ops.py").write_text((reference / "ops.py").read_text().replace("x.sum(dim=-1)", "x.sum(dim=0)"))
+    broken = tmp_path / "broken" / "mini"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("")
+    (broken / "ops.py").write_text("def scale(:\n")
+    floor.warm_up()
+    for package in (reference, wrong, broken):
+        in_one, forked = floor.run(package), floor.run_forked(package)
+        assert (forked["passed"], forked["checks"]) == (in_one["passed"], in_one["checks"]), package
+    assert floor.run(reference)["passed"] == floor.run(reference)["checks"] > 0
+    assert 0 < floor.run(wrong)["passed"] < floor.run(wrong)["checks"]  # scale passes, row_sums does not
+    assert floor.run_forked(broken)["checks"] == 0  # the module cannot be imported: no task of it runs
 
 
 def test_compare_runs_each_commit_from_its_own_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
