@@ -22,6 +22,7 @@ from autograder.gradebook.store import ERROR, GRADED, Outcome
 from autograder.sandbox.procfs import kill_tree, peak_rss_mb
 from autograder.spec.assignment import Assignment
 from autograder.submission.package import PreparedSubmission
+from autograder.util.lifetime import die_with_parent
 
 WORKER_STARTUP_SECONDS = 180.0
 
@@ -99,7 +100,7 @@ def _worker_main(conn: Connection, assignment: Assignment, factory: GraderFactor
     submission, every batch."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, _exit_now)
-    _die_with_parent()
+    die_with_parent(signal.SIGTERM)  # no worker outlives its batch (a kill -9 of the parent included)
     if os.getppid() != parent:
         return
     code = 0
@@ -153,16 +154,6 @@ def _serve(conn: Connection, assignment: Assignment, factory: GraderFactory | No
 
 def _exit_now(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to send SIGTERM when the parent dies (e.g. ``kill -9``), so no worker outlives its batch."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # pragma: no cover - not Linux
-        pass
 
 
 def grade_one(grader: Any, path: Path, assignment: Assignment, prepared: PreparedSubmission | None = None) -> Outcome:

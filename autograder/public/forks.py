@@ -8,7 +8,6 @@ costs only the test it was running: the task's remaining tests run again in a fr
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import select
@@ -19,8 +18,9 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from autograder.util.lifetime import die_with_parent
+
 HEARTBEAT_SECONDS = 1.0
-_PR_SET_PDEATHSIG = 1
 
 
 @dataclass
@@ -137,18 +137,6 @@ def _child(items: list[Any], fd: int, run_item: Callable[[Any, Any], dict[str, A
     finally:
         sys.stdout.flush() if sys.stdout else None
         os._exit(status)
-
-
-def die_with_parent() -> None:
-    """Linux: this process dies with its parent, so killing a worker never leaves a session or a test running."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        # The process's own symbols hold libc's: finding libc's file instead (ctypes.util.find_library) runs
-        # ldconfig, a process of its own, in every test's fork.
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
 
 
 def _write(fd: int, message: dict[str, Any]) -> None:

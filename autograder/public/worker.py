@@ -63,7 +63,7 @@ def main() -> None:
 
 def serve(requests: socket.socket) -> None:
     """Pre-import, then fork one session per request until ``grader check`` closes its end of the socket."""
-    from autograder.public.forks import die_with_parent
+    from autograder.util.lifetime import die_with_parent
 
     die_with_parent()  # a worker outlives neither the kernel nor the ``grader check --watch`` that started it
     _prepare()

@@ -26,13 +26,14 @@ Tiers, each including the ones before it:
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import platform
 from collections.abc import Iterable
 from pathlib import Path
 
-_libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+# The process's own symbols hold libc's: finding libc's file (ctypes.util.find_library) runs ldconfig, a process
+# of its own, in every process that imports this module.
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 _libc.syscall.restype = ctypes.c_long
