@@ -155,10 +155,8 @@ def prepare_extraction(extraction: Extraction, assignment: Assignment, scratch: 
     prepared = new_prepared(scratch, assignment, source, label, shown)
     files: dict[str, bytes | int | None] = {name: extraction.files[name].encode("utf-8") if name in extraction.files
                                             else None for name in assignment.student_files}
-    take_files(prepared, assignment, files)
+    take_files(prepared, assignment, files, extraction.cell_map, extraction.notes)
     prepared.ignored.append(extraction_summary(source.name, extraction))
-    prepared.reading = list(extraction.notes)
-    prepared.cell_map = extraction.cell_map
     return prepared
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,7 +41,8 @@ class PreparedSubmission:
         ignored: Other files of the student's package that were not taken, with the reason.
         reading: What reading a notebook found that the student should know (a cell with a syntax error, ...).
         choice: One sentence when the choice of what to grade needed the rule (a package beside a notebook).
-        digest: SHA-256 over the copied files' names and contents.
+        digest: SHA-256 over the copied files' names and contents and, for a notebook, its cell map and
+            ``reading`` (what its feedback says of where things are: see :func:`take_files`).
         cell_map: For a notebook, where each line of the extracted files comes from, so a location is said as its
             cell and line (``autograder.submission.notebook.places.place``); None for a package.
     """
@@ -202,13 +204,22 @@ def _read_at_most(file: Path, limit: int) -> bytes:
         return handle.read(limit)
 
 
-def take_files(prepared: PreparedSubmission, assignment: Assignment, files: dict[str, bytes | int | None]) -> None:
-    """Write the declared files into the prepared package and digest them.
+def take_files(prepared: PreparedSubmission, assignment: Assignment, files: dict[str, bytes | int | None],
+               cell_map: CellMap | None = None, reading: Sequence[str] = ()) -> None:
+    """Write the declared files into the prepared package, and digest what a grade and its feedback depend on.
+
+    The digest decides "unchanged" (``grade-all`` skips a student whose digest it graded, the queue and the
+    figures' stamps key on it), so it covers the files' names and bytes and, for a notebook, where their lines
+    come from and the notes that name its cells: a line added above a definition in its cell moves every
+    ``cell 9, line 14`` below it without changing a byte of the files. A package has neither, so its digest is
+    its files' alone, the value it always had (an upgrade regrades no unchanged package).
 
     Args:
         prepared: From :func:`new_prepared`.
         assignment: The assignment.
         files: Each declared file's bytes, its size when it was too large to read, or None when absent.
+        cell_map: For a notebook, where each line of its extracted files comes from (kept as ``prepared.cell_map``).
+        reading: For a notebook, what reading it found (kept as ``prepared.reading``).
     """
     digest = hashlib.sha256()
     for name in assignment.student_files:
@@ -223,7 +234,11 @@ def take_files(prepared: PreparedSubmission, assignment: Assignment, files: dict
             (prepared.package_dir / name).write_bytes(data)
             prepared.copied.append(name)
             digest.update(name.encode() + b"\0" + data + b"\0")
+    if cell_map is not None:  # JSON escapes what UTF-8 cannot encode (a lone surrogate from a cell's text)
+        digest.update(b"notebook\0" + json.dumps({"cells": cell_map.to_data(), "reading": list(reading)},
+                                                  sort_keys=True).encode())
     _use_original_init(prepared, assignment)
+    prepared.cell_map, prepared.reading = cell_map, list(reading)
     prepared.digest = digest.hexdigest()
 
 

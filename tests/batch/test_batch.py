@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import json
 import os
 import shutil
 import signal
@@ -40,6 +41,7 @@ from autograder.reports.classreport import write_class_report  # noqa: E402
 from autograder.reports.results import CheckResult, GradeReport, TaskResult  # noqa: E402
 from autograder.spec.assignment import Assignment, load_assignment  # noqa: E402
 from autograder.submission.intake import prepare_submission, submission_digest  # noqa: E402
+from autograder.submission.notebook.places import place
 from autograder.util.safety import csv_safe
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -282,6 +284,52 @@ def test_unchanged_skipped_changed_regraded_force_regrades_all(tmp_path: Path) -
     (subs / "b" / "mini" / "ops.py").write_text("# GOOD\ndef scale(x, f): return x * f\n")  # back to v1
     reverted = grade_all(mini(), subs, fake_options(db), progress=None)
     assert reverted.graded == [] and {r.student: r.score for r in reverted.rows}["b"] == 1.0
+
+
+class LocatingGrader(FakeGrader):
+    """Says where ops.py raises as the real feedback does (``place``): for a notebook, its cell and line."""
+
+    def grade(self, path: Path, prepared: object = None) -> GradeReport:
+        lines = (prepared.package_dir / "ops.py").read_text().split("\n")  # type: ignore[attr-defined]
+        line = next(number for number, text in enumerate(lines, 1) if "raise ValueError" in text)
+        where = place("ops.py", line, prepared.cell_map)  # type: ignore[attr-defined]
+        check = CheckResult("scale.values", "scale values", 1.0, "error", f"ValueError: broken ({where})")
+        task = TaskResult("scale", "Scale", 0.0, 1.0, "failed", "feedback", [check])
+        return GradeReport(self.assignment.name, str(path), 0.0, 1.0, [task], seconds=0.01)
+
+
+def locating_factory(assignment: Assignment) -> LocatingGrader:
+    return LocatingGrader(assignment)
+
+
+def write_mini_notebook(path: Path, *cells: str) -> Path:
+    """A notebook for ``mini``: a markdown title, then one code cell per text."""
+    made = [{"cell_type": "markdown", "metadata": {}, "source": "# Mini"}] + [
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": text}
+        for text in cells]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": made}))
+    return path
+
+
+def test_a_notebook_whose_lines_moved_is_regraded_and_its_feedback_names_the_new_place(tmp_path: Path) -> None:
+    """A line added above a definition in its cell leaves the extracted files byte-identical, but the stored
+    feedback's "cell 3, line 2" would no longer be the line the student has: the submission is not unchanged."""
+    scale = "def scale(x, factor):\n    raise ValueError('broken')"
+    sums = "def row_sums(x):\n    return x.sum(dim=-1)"
+    notebook = write_mini_notebook(tmp_path / "subs" / "alice" / "mini.ipynb", "import torch", scale, sums)
+    options = BatchOptions(jobs=1, gradebook=tmp_path / "g.db", feedback=tmp_path / "fb",
+                           grader_factory=locating_factory)
+    feedback = tmp_path / "fb" / "alice.md"
+    assert [s for s, _ in grade_all(mini(), tmp_path / "subs", options, progress=None).graded] == ["alice"]
+    assert "(cell 3, line 2)" in feedback.read_text()
+    assert grade_all(mini(), tmp_path / "subs", options, progress=None).graded == [], "the same notebook: skipped"
+
+    write_mini_notebook(notebook, "import torch", "# my first try\n" + scale, sums)
+    shifted = grade_all(mini(), tmp_path / "subs", options, progress=None)
+    assert [s for s, _ in shifted.graded] == ["alice"] and shifted.skipped == []
+    assert "(cell 3, line 3)" in feedback.read_text() and "(cell 3, line 2)" not in feedback.read_text()
+    assert grade_all(mini(), tmp_path / "subs", options, progress=None).graded == []
 
 
 class PreparedOnlyGrader(FakeGrader):

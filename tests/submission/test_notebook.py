@@ -280,6 +280,43 @@ def test_the_digest_ignores_outputs_and_execution_counts(assignment3: Assignment
     assert submission_digest(write(rerun, tmp_path / "b.ipynb"), assignment3) == first
 
 
+def _same_files(first: Any, second: Any) -> bool:
+    """Whether two prepared submissions hold byte-identical extracted files."""
+    return first.copied == second.copied and all(
+        (first.package_dir / name).read_bytes() == (second.package_dir / name).read_bytes() for name in first.copied)
+
+
+def test_a_notebook_whose_lines_moved_in_their_cell_has_another_digest(assignment3: Assignment, filled3: dict,
+                                                                       tmp_path: Path) -> None:
+    """The feedback names a cell and its line: lines added above a definition in its cell (a comment, a print)
+    leave the extracted files byte-identical but move every location below them, so the digest grade-all compares
+    to skip an unchanged submission must differ; the same notebook saved again keeps its digest."""
+    moved = json.loads(json.dumps(filled3))
+    cell = next(c for c in moved["cells"] if c["cell_type"] == "code" and defined_name(source(c)) == "causal_mask")
+    cell["source"] = "# my first try\nprint('checking')\n" + source(cell)
+    before = prepare_submission(write(filled3, tmp_path / "a.ipynb"), assignment3, tmp_path / "s1")
+    after = prepare_submission(write(moved, tmp_path / "b.ipynb"), assignment3, tmp_path / "s2")
+    assert _same_files(before, after), "the premise: the extracted files are the same"
+    line = next(n for n, text in enumerate((before.package_dir / "attention.py").read_text().split("\n"), 1)
+                if text.startswith("def causal_mask"))
+    assert before.cell_map.place("attention.py", line) != after.cell_map.place("attention.py", line)
+    assert after.digest != before.digest
+    assert submission_digest(tmp_path / "a.ipynb", assignment3) == before.digest
+
+
+def test_a_cell_whose_syntax_error_moved_has_another_digest(assignment3: Assignment, filled3: dict,
+                                                            tmp_path: Path) -> None:
+    """A cell that cannot be parsed gives no code, only a note naming it and its line: an edit that moves the
+    error changes the feedback, not the files, and so the digest."""
+    first, second = json.loads(json.dumps(filled3)), json.loads(json.dumps(filled3))
+    first["cells"].append(code_cell("x = 1\ndef helper(:\n    pass"))
+    second["cells"].append(code_cell("x = 1\n\n\ndef helper(:\n    pass"))
+    before = prepare_submission(write(first, tmp_path / "a.ipynb"), assignment3, tmp_path / "s1")
+    after = prepare_submission(write(second, tmp_path / "b.ipynb"), assignment3, tmp_path / "s2")
+    assert _same_files(before, after) and before.reading != after.reading
+    assert after.digest != before.digest
+
+
 def test_a_package_beside_a_notebook_wins_unless_it_is_the_untouched_template(assignment3: Assignment,
                                                                               filled3: dict, tmp_path: Path) -> None:
     import shutil

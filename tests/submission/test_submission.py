@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import stat
@@ -60,6 +61,16 @@ def test_the_digest_depends_only_on_declared_files(reference_copy, assignment3, 
     assert prepare_submission(reference_copy, assignment3, tmp_path / "b").digest == first
     (reference_copy / "attention.py").write_text("# changed\n")
     assert prepare_submission(reference_copy, assignment3, tmp_path / "c").digest != first
+
+
+def test_a_package_digest_is_its_declared_files_alone(reference_copy, assignment3, tmp_path):
+    """A package's digest is SHA-256 over its declared files' names and bytes, the value grade-all has always
+    stored: a gradebook's rows keep matching their unchanged packages (no class regraded for nothing)."""
+    expected = hashlib.sha256()
+    for name in assignment3.student_files:
+        if (reference_copy / name).is_file():
+            expected.update(name.encode() + b"\0" + (reference_copy / name).read_bytes() + b"\0")
+    assert prepare_submission(reference_copy, assignment3, tmp_path / "s").digest == expected.hexdigest()
 
 
 def test_missing_path_is_a_clear_error(assignment3, tmp_path):
