@@ -9,31 +9,48 @@ from autograder.public.outcome import FAILING, CheckOutcome, PublicTaskResult
 from autograder.spec.assignment import Assignment
 
 
-def wrong_used_tasks(assignment: Assignment, tasks: Iterable[str], wrong: Callable[[str], bool]) -> list[str]:
+def wrong_used_tasks(assignment: Assignment, tasks: Iterable[str], wrong: Callable[[str], bool],
+                     unseen: Callable[[str], bool] = lambda _: False) -> list[str]:
     """The tasks to fix first: those whose code ``tasks`` use (the manifest's ``uses``), other than ``tasks``
     themselves, that ``wrong`` says are wrong, in the manifest's order.
 
     Each surface passes its own notion of wrong (``grader check``: a failing public test that reached the task's
     code; ``grader show``: a ✗ on another figure of the task, ``show/upstream.py``); which tasks are upstream is
-    decided here only.
+    decided here only. A used task the caller has no verdict on (``unseen``: ``grader show``'s tasks that no
+    figure shows) is looked through: what it uses counts in its place, transitively. A task with a verdict ends
+    the walk there: a wrong one is named (its own line names what it uses), a right one is not gone past.
 
     Args:
         assignment: The assignment.
         tasks: The task ids whose building blocks are asked for (a figure's probe may declare several).
         wrong: Whether a used task is wrong, by its id.
+        unseen: Whether the caller has no verdict on a used task, by its id (default: it has one on every task).
 
     Returns:
         Task ids, in the manifest's order.
     """
-    given = set(tasks)
-    owners: set[str] = set()
-    for task_id in given:
-        try:
-            uses = assignment.task(task_id).uses
-        except GraderError:
-            continue
-        owners |= {owner.id for owner in (assignment.owner_of(q) for q in uses) if owner is not None}
-    return [t.id for t in assignment.tasks if t.id in owners - given and wrong(t.id)]
+    walked = set(tasks)
+    todo = list(walked)
+    found: set[str] = set()
+    while todo:
+        for owner in _used_owners(assignment, todo.pop()):
+            if owner in walked:
+                continue
+            walked.add(owner)
+            if wrong(owner):
+                found.add(owner)
+            elif unseen(owner):
+                todo.append(owner)
+    return [t.id for t in assignment.tasks if t.id in found]
+
+
+def _used_owners(assignment: Assignment, task_id: str) -> set[str]:
+    """The tasks owning the names a task ``uses`` (none for an id that is not a task)."""
+    try:
+        uses = assignment.task(task_id).uses
+    except GraderError:
+        return set()
+    return {owner.id for owner in (assignment.owner_of(q) for q in uses) if owner is not None}
 
 
 def used_tasks(assignment: Assignment, task_id: str) -> list[str]:

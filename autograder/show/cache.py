@@ -83,7 +83,7 @@ class FigureCache:
             source = _digest(file.source, *(f"{name}\0{file.helpers[name]}" for name in sorted(file.helpers)))
             for probe in file.probes:
                 files[probe.name] = source
-                reach[probe.name] = reached(assignment, probe.reaches or probe.tasks)
+                reach[probe.name] = reached(assignment, probe.calls)
         digests = {key: value for key, value in code_digests(assignment, package).items() if key != QUIZ}
         return cls(page_folder / CACHE_FOLDER, common, digests, files, reach)
 

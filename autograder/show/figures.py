@@ -61,9 +61,10 @@ class Probe:
         tasks: The tasks whose known mistakes may explain what its figures show wrong: where the grading material
             is present (the instructor's copy), a figure with a ✗ note names the one mistake of these tasks that
             the student's numbers match (``autograder/show/diagnose.py``); nowhere else is a cause named.
-        reaches: The tasks whose functions the probe calls, for the figure cache (``autograder/show/cache.py``):
-            its result is reused while their code (and what they ``uses``) is unchanged. Default: ``tasks``; a
-            probe that declares neither reaches all of the student's code.
+        reaches: The tasks whose functions the probe calls (:attr:`calls`), for the figure cache
+            (``autograder/show/cache.py``: its result is reused while their code, and what they ``uses``, is
+            unchanged) and the upstream line under a ✗ (``autograder/show/upstream.py``). Default: ``tasks``; a
+            probe that declares neither reaches all of the student's code, and its ✗ names no upstream task.
     """
 
     name: str
@@ -79,6 +80,12 @@ class Probe:
         return Check(name=f"{TASK}.{self.name}", task=TASK, weight=1.0, description=self.description or self.name,
                      probe=lambda impl, _ref, ctx: self.function(impl, ctx), compare_reference=False,
                      diagnose=False)
+
+    @property
+    def calls(self) -> tuple[str, ...]:
+        """The tasks whose functions it calls: ``reaches``, else ``tasks`` (empty: not declared). The figure cache
+        keys its result on their code; the page's upstream line starts its walk of ``uses`` from them."""
+        return self.reaches or self.tasks
 
 
 @dataclass

@@ -14,9 +14,12 @@ def add_upstream_lines(assignment: Assignment, panels: list[Panel]) -> None:
     """Set ``upstream`` on each panel that shows a ✗ whose probe's tasks use a task whose own figure shows a ✗.
 
     Which tasks are upstream is decided by `grader check`'s own function
-    (:func:`autograder.public.hints.wrong_used_tasks`: the manifest's ``uses``, in its order); wrong, here, is a
-    ✗ (:attr:`Panel.shows_wrong`) on a figure of another probe that declares the task (``@probe(tasks=...)``). A
-    figure of the same probe never counts: its ✗ comes from the same outputs, so it would point at itself.
+    (:func:`autograder.public.hints.wrong_used_tasks`: the manifest's ``uses``, in its order), from the tasks the
+    probe calls (:attr:`Probe.calls`: ``reaches``, else ``tasks``, so a slow probe that declares no ``tasks`` to
+    spare the diagnosis its reruns still gets the line). Wrong, here, is a ✗ (:attr:`Panel.shows_wrong`) on a
+    figure of another probe that calls the task; a figure of the same probe never counts: its ✗ comes from the same
+    outputs, so it would point at itself. A task that no figure on the page calls has no verdict here, so the walk
+    looks through it to what it uses (TinyGPT's figures reach attention through the block, which has no figure).
 
     Args:
         assignment: The assignment.
@@ -24,15 +27,17 @@ def add_upstream_lines(assignment: Assignment, panels: list[Panel]) -> None:
     """
     wrong = [panel for panel in panels if panel.shows_wrong]
     place = {panel.figure.name: index for index, panel in enumerate(panels)}
+    on_the_page = _called_by(panels)
     for panel in wrong:
         elsewhere = [other for other in wrong if other.figure.probe.name != panel.figure.probe.name]
-        upstream = wrong_used_tasks(assignment, panel.figure.probe.tasks, _shown_wrong_in(elsewhere))
+        upstream = wrong_used_tasks(assignment, panel.figure.probe.calls, _called_by(elsewhere),
+                                    unseen=lambda task: not on_the_page(task))
         panel.upstream = _line(panel, upstream, elsewhere, place) if upstream else ""
 
 
-def _shown_wrong_in(panels: list[Panel]) -> Callable[[str], bool]:
-    """Show's notion of a wrong task: one of these figures (each showing a ✗) declares it."""
-    return lambda task: any(task in panel.figure.probe.tasks for panel in panels)
+def _called_by(panels: list[Panel]) -> Callable[[str], bool]:
+    """Whether one of these figures' probes calls a task (show's notion of wrong, for figures that show a ✗)."""
+    return lambda task: any(task in panel.figure.probe.calls for panel in panels)
 
 
 def _line(panel: Panel, upstream: list[str], elsewhere: list[Panel], place: dict[str, int]) -> str:
@@ -41,7 +46,7 @@ def _line(panel: Panel, upstream: list[str], elsewhere: list[Panel], place: dict
     in the manifest, the first one to fix first."""
     groups: dict[str, tuple[Panel, list[str]]] = {}
     for task in upstream:
-        shown = next(other for other in elsewhere if task in other.figure.probe.tasks)
+        shown = next(other for other in elsewhere if task in other.figure.probe.calls)
         groups.setdefault(shown.figure.name, (shown, []))[1].append(task)
 
     def figure(shown: Panel) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from autograder.public import outcome, plugin
-from autograder.public.hints import dependency_hints
+from autograder.public.hints import dependency_hints, wrong_used_tasks
 from autograder.public.outcome import CheckOutcome, PublicTaskResult
 from autograder.spec.assignment import load_assignment
 
@@ -40,6 +40,20 @@ def test_a_method_counts_for_its_class_and_a_not_implemented_test_counts_too():
     mha = PublicTaskResult("multi_head_attention", [outcome.TestResult("t", "failed")], done=True)
     assert dependency_hints(A3, CheckOutcome(Path("."), [mha, block]), block) == \
         ["may be caused by multi_head_attention, which fails: fix that first"]
+
+
+def test_the_walk_of_uses_goes_through_the_tasks_the_caller_has_no_verdict_on():
+    attention = {"attention"}.__contains__
+    # one step by default (`grader check` has a verdict on every task): tiny_gpt_training uses tiny_gpt only
+    assert wrong_used_tasks(A3, ("tiny_gpt_training",), attention) == []
+    unseen = {"tiny_gpt", "transformer_block", "multi_head_attention"}.__contains__  # `grader show`: no figure
+    assert wrong_used_tasks(A3, ("tiny_gpt_training",), attention, unseen) == ["attention"]
+    # a task with a verdict stops the walk: a right one hides what it uses, a wrong one is named in its place
+    assert wrong_used_tasks(A3, ("tiny_gpt_training",), attention, {"tiny_gpt"}.__contains__) == []
+    wrong = {"multi_head_attention", "attention"}.__contains__
+    assert wrong_used_tasks(A3, ("tiny_gpt_training",), wrong, unseen) == ["multi_head_attention"]
+    assert wrong_used_tasks(A3, ("multi_head_attention",), lambda _: True, lambda _: True) == \
+        ["causal_mask", "attention", "head_split"]  # never the tasks asked about, in the manifest's order
 
 
 def test_the_trace_follows_the_students_imports_but_not_other_packages(tmp_path: Path,

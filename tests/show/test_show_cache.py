@@ -41,9 +41,13 @@ def package(a2, tmp_path):
 
 def _edit_softmax(package: Path, line: str) -> None:
     """Insert ``line`` as the first statement of softmax's body (after its docstring)."""
-    path = package / "numpy_attention.py"
+    _edit(package / "numpy_attention.py", "softmax", line)
+
+
+def _edit(path: Path, function: str, line: str) -> None:
+    """Insert ``line`` as the first statement of ``function``'s body (after its docstring) in ``path``."""
     source = path.read_text()
-    start = source.index("def softmax(")
+    start = source.index(f"def {function}(")
     docstring_end = source.index('"""', source.index('"""', start) + 3) + 3
     path.write_text(source[:docstring_end] + f"\n    {line}" + source[docstring_end:])
 
@@ -64,6 +68,24 @@ def test_a_changed_function_changes_only_the_keys_of_the_probes_reaching_it(a2, 
     (package / "modules.py").write_text((package / "modules.py").read_text() + "\nLIMIT = 3\n")
     everything = _keys(a2, a2_catalog, package, tmp_path)  # code outside the functions may reach anything
     assert all(everything[name] != after[name] for name in A2_PROBES)
+
+
+def test_assignment3s_training_probe_declares_no_tasks_and_is_keyed_on_what_it_reaches(tmp_path):
+    # short_training declares `reaches` and no `tasks` (no diagnosis reruns): its key follows what
+    # tiny_gpt_training reaches through `uses` (the mask, through TinyGPT and its blocks), never all the code
+    a3 = load_assignment("assignment3")
+    catalog = load_catalog(a3)
+    package = tmp_path / "work" / a3.package
+    shutil.copytree(a3.reference, package)
+    training = next(probe for file in catalog.files for probe in file.probes if probe.name == "short_training")
+    assert training.tasks == () and training.calls == ("tiny_gpt_training",)
+    before = _keys(a3, catalog, package, tmp_path)
+    _edit(package / "kv_cache.py", "kv_cache_bytes", "layers = int(layers)")
+    after = _keys(a3, catalog, package, tmp_path)
+    assert {name for name in before if before[name] != after[name]} == {"cache_sizes"}
+    _edit(package / "attention.py", "causal_mask", "n = int(n)")
+    last = _keys(a3, catalog, package, tmp_path)
+    assert {name for name in after if after[name] != last[name]} == {"six_tokens", "decoding_rows", "short_training"}
 
 
 def test_a_changed_figure_file_or_grader_version_invalidates(a2, a2_catalog, package, tmp_path, monkeypatch):

@@ -26,8 +26,9 @@ def _all_progressions():
 
 
 # No tasks to diagnose: the run takes ~5 s, so trying each known mistake on it would cost minutes; the hidden
-# tests name those mistakes at grading, and these notes state only what the run shows.
-@probe(timeout=90, reaches=("tiny_gpt_training",))  # for the figure cache; no `tasks`: no diagnosis reruns
+# tests name those mistakes at grading, and these notes state only what the run shows. `reaches` keys the figure
+# cache on the training's code and starts the ✗'s upstream line (attention, through TinyGPT's blocks).
+@probe(timeout=90, reaches=("tiny_gpt_training",))
 def short_training(impl, ctx):
     """train(steps=150, seed=0), then the trained model's attention maps, accuracy and continuations."""
     ctx.seed_torch()
