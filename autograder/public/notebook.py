@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import shutil
 import sys
 import tempfile
@@ -18,6 +19,8 @@ from autograder.submission.intake import default_work, prepare_extraction, prepa
 from autograder.submission.notebook.extract import Extraction, extract, write_package
 from autograder.submission.notebook.read import Cell, is_notebook, read_notebook
 from autograder.submission.package import PreparedSubmission
+
+KERNEL_WORK = Path("this notebook")  # how the cells a kernel ran are named: they have no file
 
 
 @contextlib.contextmanager
@@ -87,18 +90,32 @@ def notebook_extraction(assignment: Assignment, path: Path | None = None) -> Ext
         path: A saved notebook file; the cells this kernel ran when None.
 
     Returns:
-        The extraction (write it with :func:`write_package`).
+        The extraction (write it with :func:`write_package`, or take it with :func:`prepare_kernel_work`); its
+        notes are those printed, so what the intake keeps of them (``PreparedSubmission.reading``) is too.
 
     Raises:
         NotebookError: If the file is not a readable notebook, or (no path) outside a kernel.
     """
     cells = read_notebook(path) if path is not None else kernel_cells()
     extraction = extract(assignment, cells)
-    # A kernel rejects a cell with a syntax error whole, so a rejected entry of its history never defined
-    # anything there either (and was most likely fixed and re-run): only the saved file's errors are news.
-    shown = extraction.notes if path is not None else [n for n in extraction.notes if "syntax error" not in n]
-    print("".join(f"note: {note}\n" for note in shown), end="")
+    if path is None:
+        # A kernel rejects a cell with a syntax error whole, so a rejected entry of its history never defined
+        # anything there either (and was most likely fixed and re-run): only the saved file's errors are news.
+        extraction = dataclasses.replace(extraction, notes=[n for n in extraction.notes if "syntax error" not in n])
+    print("".join(f"note: {note}\n" for note in extraction.notes), end="")
     return extraction
+
+
+def prepare_kernel_work(extraction: Extraction, assignment: Assignment, scratch: Path) -> PreparedSubmission:
+    """The cells this kernel ran, taken by the one intake as a notebook file's are (the size rule, the notes, the
+    cell map), named :data:`KERNEL_WORK`: ``check_notebook()`` and ``show()`` in a kernel both call this.
+
+    Args:
+        extraction: From :func:`notebook_extraction` (no path).
+        assignment: The assignment.
+        scratch: A private empty folder.
+    """
+    return prepare_extraction(extraction, assignment, scratch, KERNEL_WORK, str(KERNEL_WORK), KERNEL_WORK)
 
 
 _kernel_worker: WarmWorker | None = None  # the warm worker every check_notebook() of this kernel reuses
@@ -152,13 +169,12 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
                                     shown=prepared.shown, refused=prepared.refused, worker=kernel_worker(),
                                     cell_map=prepared.cell_map)
     extraction = notebook_extraction(spec)  # prints what reading the cells found
-    here = Path("this notebook")
-    printer.header(CheckOutcome(package=here))
+    printer.header(CheckOutcome(package=KERNEL_WORK))
     with tempfile.TemporaryDirectory(prefix="check-notebook-") as scratch:
-        prepared = prepare_extraction(extraction, spec, Path(scratch), here, str(here), here)  # the size rule too
+        prepared = prepare_kernel_work(extraction, spec, Path(scratch))  # the size rule too
         if show_extracted is not None:
             write_package(extraction, Path(show_extracted))
-        outcome = run_public_tests(spec, prepared.package_dir, selected=selected, listener=printer, shown=here,
+        outcome = run_public_tests(spec, prepared.package_dir, selected=selected, listener=printer, shown=KERNEL_WORK,
                                    refused=prepared.refused, worker=kernel_worker(),
                                    cell_map=None if show_extracted is not None else prepared.cell_map)
     return outcome

@@ -16,7 +16,6 @@ from .run import start_workers, stop_workers
 
 if TYPE_CHECKING:
     from autograder.sandbox.host import Zygote
-    from autograder.submission.notebook.extract import Extraction
 
 KERNEL_SOURCE = "this notebook (the cells this kernel ran)"
 
@@ -69,23 +68,12 @@ def _render_work(spec: Assignment, target: Path | None, out: Path | str | None, 
         print("".join(f"note: {note}\n" for note in rendered.reading), end="")
         return rendered
     if target is None and notebook.in_kernel():
-        extraction = notebook.notebook_extraction(spec)
-        return _render_extracted(spec, extraction, out or Path.cwd() / f"{spec.package}-figures", KERNEL_SOURCE,
-                                 options)
+        extraction = notebook.notebook_extraction(spec)  # prints what reading the cells found
+        with tempfile.TemporaryDirectory(prefix="grader-show-notebook-") as scratch:
+            prepared = notebook.prepare_kernel_work(extraction, spec, Path(scratch))  # the intake, as check's
+            return render_figures(spec, None, out or Path.cwd() / f"{spec.package}-figures", source=KERNEL_SOURCE,
+                                  prepared=prepared, **options)
     return render_figures(spec, target, out, **options)
-
-
-def _render_extracted(spec: Assignment, extraction: Extraction, out: Path | str, source: str,
-                      options: dict[str, Any]) -> Rendered:
-    """Write the extracted package into a temporary folder (removed afterwards) and render from it."""
-    from autograder.submission.intake import prepare_submission
-    from autograder.submission.notebook.extract import write_package
-
-    with tempfile.TemporaryDirectory(prefix="grader-show-notebook-") as scratch:
-        package = write_package(extraction, Path(scratch) / spec.package)
-        prepared = prepare_submission(package, spec, Path(scratch) / "intake")
-        prepared.cell_map = extraction.cell_map  # the files are the cells': places are said as cells
-        return render_figures(spec, package, out, source=source, prepared=prepared, **options)
 
 
 _kernel_workers: dict[Path, list[Zygote]] = {}  # the workers every show() of this kernel reuses, per assignment

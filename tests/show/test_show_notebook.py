@@ -102,6 +102,36 @@ def test_in_a_kernel_show_draws_the_cells_it_ran_and_displays_them_inline(a2, fi
 
 
 @pytest.mark.slow
+def test_in_a_kernel_show_takes_the_cells_through_the_intake_with_their_notes_and_places(a2, filled2, capsys,
+                                                                                         monkeypatch, tmp_path):
+    """The cells a kernel ran go through the intake's own prepare_extraction, as check_notebook's do: the cell map
+    comes from there (a placeholder says In [n]), and the notes it keeps are those the cell printed: a syntax error
+    the kernel rejected (and that was fixed and run again) is no news, a constant left out is."""
+    history = _kernel_history(filled2)
+    raising = next(n for n, cell in enumerate(history) if defined_name(cell.source) == "soft_attention")
+    history[raising] = Cell(history[raising].label, "def soft_attention(query, encoder_states):\n"
+                                                    "    raise RuntimeError('not yet')\n")
+    rejected = Cell(f"In [{len(history) + 1}]", BROKEN_SOFT_ATTENTION)
+    constant = Cell(f"In [{len(history) + 2}]", "import numpy as np\nLIMIT = np.ones(3).sum()\n")
+    _pretend_kernel(monkeypatch, [*history, rejected, constant])
+    taken = []
+    intake_call = public_notebook.prepare_extraction
+    monkeypatch.setattr(public_notebook, "prepare_extraction", lambda *given: taken.append(intake_call(*given))
+                        or taken[-1])
+    monkeypatch.chdir(tmp_path)
+    shown = show("assignment2")
+    printed = capsys.readouterr().out
+    notes = [line.removeprefix("note: ") for line in printed.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 1 and notes[0].startswith(f"{constant.label}: LIMIT was not kept"), printed
+    reasons = {panel.figure.name: panel.reason for panel in shown.panels}
+    assert f"({history[raising].label}, line 2, in soft_attention)" in reasons["soft_attention_weights"], reasons
+    assert not any(".py, line" in reason for reason in reasons.values()), reasons
+    assert "this notebook (the cells this kernel ran)" in shown.page.read_text(encoding="utf-8")
+    assert len(taken) == 1, "the intake's own call, as check_notebook makes it"
+    assert shown.rendered.reading == notes == taken[0].reading, "what the intake kept is what the cell printed"
+
+
+@pytest.mark.slow
 def test_a_saved_notebook_with_a_syntax_error_costs_that_figure_only(a2, filled2, displayed, capsys, tmp_path):
     for cell in filled2["cells"]:
         if cell["cell_type"] == "code" and defined_name(source(cell)) == "soft_attention":
