@@ -432,6 +432,16 @@ def test_release_refuses_a_misnamed_public_tests_folder_before_writing_anything(
     assert not (tmp_path / "out").exists()
 
 
+def test_release_refuses_a_broken_figure_file_before_writing_anything(assignment_copy: Assignment,
+                                                                       tmp_path: Path) -> None:
+    pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
+    figures = assignment_copy.root / "figures" / "attention.py"
+    figures.write_text(figures.read_text().replace('tasks=("attention", "causal_mask")', 'tasks=("atention",)'))
+    with pytest.raises(ReleaseError, match=r"^figures/attention\.py: probe six_tokens names unknown tasks \['atention'\]"):
+        build_release(assignment_copy, tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # it stopped half-way, after writing the student folder
+
+
 def test_grader_release_without_verify_refuses_a_missing_public_tests_folder_in_one_line(
         assignment_copy: Assignment, tmp_path: Path) -> None:
     shutil.rmtree(assignment_copy.public_tests)
