@@ -218,7 +218,8 @@ def test_a_figure_file_that_does_not_load_is_an_authoring_problem(assignment_cop
     figures = assignment_copy.root / "figures" / "positions.py"
     _edit(figures, "import torch\n", "import torch\nimport tourch\n")
     [problem] = _problems(assignment_copy)
-    assert problem == "figure file figures/positions.py cannot be loaded (ModuleNotFoundError: No module named 'tourch')"
+    assert problem == ("figure file figures/positions.py cannot be loaded (ModuleNotFoundError: No module named "
+                       "'tourch')")
 
 
 # -- files and folders the manifest names ----------------------------------------------------------------

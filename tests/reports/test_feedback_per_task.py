@@ -89,7 +89,8 @@ def test_each_task_shows_its_first_failure_in_full_the_rest_in_a_line_and_its_hi
     failing = [" ".join(c["message"].split()) for c in checks if c["status"] != "passed"]
     assert markdown_text(failing[0]) in markdown and len(failing[0]) > FOLLOWING_WIDTH  # the first one in full
     for message, line in zip(failing[1:], failed[1:]):  # the others in one short line each
-        shown = message if len(message) <= FOLLOWING_WIDTH else message[: FOLLOWING_WIDTH - 2].rsplit(" ", 1)[0] + " …"
+        cut = message[: FOLLOWING_WIDTH - 2].rsplit(" ", 1)[0] + " …"  # at a word
+        shown = message if len(message) <= FOLLOWING_WIDTH else cut
         assert line.endswith(": " + markdown_text(shown)), (line, message)
     assert len(re.findall(r'<li><span class="failed">\[failed\]', page)) == len(failed)  # HTML alike
     assert "checks passed; first problem" not in markdown + page  # the summary does not repeat the first failure

@@ -48,7 +48,8 @@ def test_an_assignment_of_the_working_folder_names_the_variable_that_reaches_it(
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("GRADER_ASSIGNMENTS", raising=False)
     with pytest.raises(AssignmentError, match=r"\(available: .*assignment3\); assignments/mine is one: set "
-                                              rf"GRADER_ASSIGNMENTS={tmp_path}/assignments to use the assignments there$"):
+                                              rf"GRADER_ASSIGNMENTS={tmp_path}/assignments to use the "
+                                              r"assignments there$"):
         load_assignment("mine")
 
 
