@@ -384,6 +384,7 @@ def build_release(assignment: Assignment, out: Path) -> Release:
         bar.set_postfix_str("scanning it for leaks")
         leaks = scan_for_leaks(assignment, release.student)
         if leaks:
+            _remove(release.student)  # never leave a leaking student release on disk to be handed out
             raise ReleaseError(f"the student release would leak: {leaks[0]}" +
                                (f" (and {len(leaks) - 1} more)" if len(leaks) > 1 else ""))
         bar.update(1)

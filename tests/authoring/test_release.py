@@ -419,6 +419,7 @@ def test_release_refuses_a_template_that_leaks_a_solution(assignment_copy: Assig
     monkeypatch.setattr(release_module, "check_releasable", leaky)
     with pytest.raises(ReleaseError, match=r"would leak: assignment3/positions\.py: holds the solution line"):
         build_release(assignment_copy, tmp_path / "out")
+    assert not (tmp_path / "out" / "assignment3-student").exists()  # no leaky folder left to hand out by mistake
 
 
 def test_release_refuses_a_misnamed_public_tests_folder_before_writing_anything(assignment_copy: Assignment,
