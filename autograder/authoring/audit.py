@@ -75,6 +75,8 @@ def judge(mutation: Mutation, kind: str, report: GradeReport) -> AuditRow:
     if target is None or target.score >= target.max_score:
         row.verdict = ESCAPED
         row.detail = escaped_detail(target)
+        if collateral:  # caught, but under another task than the one the mistake file names: said first, as the fix
+            row.detail = f"lost points in {', '.join(collateral)} instead (is its task right?); {row.detail}"
     elif collateral:
         row.verdict = COLLATERAL
         row.detail = f"also lost points in {', '.join(collateral)}"

@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 from autograder.authoring.minimums import Figure, missed_minimums
-from autograder.errors import GraderError
+from autograder.errors import AssignmentError, GraderError
 from autograder.probe.checks import checks_file_problems
 from autograder.spec.assignment import MANIFEST, Assignment, missing_paths
 from autograder.spec.manifest import location
@@ -21,7 +21,8 @@ LETTERS = "abcd"
 def lint_assignment(assignment: Assignment) -> list[str]:
     """Every authoring problem of the assignment, one line each (none when it is sound)."""
     return (declared_path_problems(assignment) + checks_problems(assignment) + public_test_problems(assignment)
-            + reference_name_problems(assignment) + mutation_problems(assignment) + key_balance_problems(assignment))
+            + reference_name_problems(assignment) + mutation_problems(assignment) + key_balance_problems(assignment)
+            + figure_problems(assignment))
 
 
 def declared_path_problems(assignment: Assignment) -> list[str]:
@@ -40,6 +41,21 @@ def checks_problems(assignment: Assignment) -> list[str]:
             _, found = checks_file_problems(task.checks, task.id, assignment.task_ids)
             problems.update(dict.fromkeys(found))
     return list(problems)
+
+
+def figure_problems(assignment: Assignment) -> list[str]:
+    """The figure files of ``[figures]`` load as ``grader show`` and ``grader release`` load them (a file that
+    fails to import, a probe naming no task, a name the release would refuse): the line they would stop with."""
+    from autograder.show.catalog import load_catalog  # lazily: the figure files import torch and the drawing API
+    from autograder.show.render import declares_figures
+
+    if not declares_figures(assignment):
+        return []
+    try:
+        load_catalog(assignment)
+    except AssignmentError as exc:
+        return [str(exc)]
+    return []
 
 
 def public_test_problems(assignment: Assignment) -> list[str]:

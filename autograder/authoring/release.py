@@ -327,15 +327,19 @@ def check_releasable(assignment: Assignment) -> dict[str, bytes]:
     """The fast checks a release never skips, before anything is written; returns the freshly generated template.
 
     Raises:
-        ReleaseError: If a file or folder the manifest names does not exist, the committed template drifted from
-            the reference or the quiz key is unsound.
+        ReleaseError: If a file or folder the manifest names does not exist, a figure file does not load, the
+            committed template drifted from the reference or the quiz key is unsound.
     """
+    from autograder.authoring.lint import figure_problems
     from autograder.authoring.verify import check_quiz_key
 
     missing = list(missing_paths(assignment).values())
     if missing:
         raise ReleaseError(missing[0] + (f" (and {len(missing) - 1} more: `grader verify {assignment.name}` lists "
                                          f"them)" if len(missing) > 1 else ""))
+    figures = figure_problems(assignment)  # one at most: show and the release stop at the first broken file
+    if figures:
+        raise ReleaseError(figures[0])
     drift = template_drift(assignment)
     if drift:
         raise ReleaseError(f"{drift[0]}" + (f" (and {len(drift) - 1} more)" if len(drift) > 1 else "")
@@ -380,6 +384,7 @@ def build_release(assignment: Assignment, out: Path) -> Release:
         bar.set_postfix_str("scanning it for leaks")
         leaks = scan_for_leaks(assignment, release.student)
         if leaks:
+            _remove(release.student)  # never leave a leaking student release on disk to be handed out
             raise ReleaseError(f"the student release would leak: {leaks[0]}" +
                                (f" (and {len(leaks) - 1} more)" if len(leaks) > 1 else ""))
         bar.update(1)

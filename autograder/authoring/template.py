@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import shlex
 import shutil
 import tempfile
 import textwrap
@@ -311,7 +312,8 @@ def template_drift(assignment: Assignment, folder: Path | None = None) -> list[s
     for path in sorted(_files_below(folder)):
         name = path.relative_to(folder).as_posix()
         if name not in expected:
-            problems.append(f"{display_path(path)} is not part of the template")
+            problems.append(f"{display_path(path)} is not part of the template: delete it (grader template never "
+                            f"deletes a file)")
     return problems + notebook_drift(assignment, expected, folder.parent / f"{assignment.name}.ipynb")
 
 
@@ -329,10 +331,10 @@ def write_files(files: dict[str, bytes], destination: Path) -> None:
     if destination.exists():
         strangers = [p.relative_to(destination).as_posix() for p in _files_below(destination)
                      if p.relative_to(destination).as_posix() not in files]
-        if strangers or not destination.is_dir():
-            listed = ", ".join(strangers[:5]) or "it is not a folder"
-            raise TemplateError(f"{display_path(destination)} holds files that are not part of the template "
-                                f"({listed}); remove them or choose another destination")
+        if not destination.is_dir():
+            raise TemplateError(f"{display_path(destination)} is not a folder; move it away, then generate again")
+        if strangers:
+            raise TemplateError(_strangers_message(destination, strangers))
     destination.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}-", dir=destination.parent))
     try:
@@ -347,6 +349,17 @@ def write_files(files: dict[str, bytes], destination: Path) -> None:
         staging.rename(destination)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _strangers_message(destination: Path, strangers: list[str]) -> str:
+    """What to do about files of a template folder that a fresh generation would not write (never deleted for the
+    instructor: the folder may be one they chose by mistake)."""
+    files = "files" if len(strangers) > 1 else "a file"
+    them = "them" if len(strangers) > 1 else "it"
+    listed = ", ".join(strangers[:5]) + (f" and {len(strangers) - 5} more" if len(strangers) > 5 else "")
+    remove = " ".join(shlex.quote(display_path(destination / name)) for name in strangers)
+    return (f"{display_path(destination)} holds {files} a fresh generation would not write, and it never deletes one: "
+            f"{listed} (a module the reference no longer has?); delete {them} (rm {remove}), then generate again")
 
 
 def generate_template(assignment: Assignment, destination: Path | None = None) -> Path:

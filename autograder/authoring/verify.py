@@ -10,6 +10,7 @@ from autograder.authoring.template import template_drift
 from autograder.errors import GraderError
 from autograder.judge.scoring import paying_checks
 from autograder.reports.results import NOT_IMPLEMENTED, GradeReport, TaskResult
+from autograder.show.render import declares_figures
 from autograder.spec.assignment import Assignment, absent_file
 from autograder.spec.quiz import load_key, load_questions, read_answers
 from autograder.util.paths import display_path
@@ -176,12 +177,13 @@ def grade_reference_and_template(assignment: Assignment) -> list[Finding]:
 def check_authoring(assignment: Assignment) -> Finding:
     """Files and folders the manifest names exist, checks files load and bind every check to a real task, public
     tests are tagged with real tasks, manifest names exist in the reference, mutations have one form, unique ids and
-    edits that apply to the reference and meet the ``[audit]`` minimums, the quiz key is balanced
-    (``authoring/lint.py``)."""
+    edits that apply to the reference and meet the ``[audit]`` minimums, the quiz key is balanced, the figure files
+    load (``authoring/lint.py``)."""
     problems = lint_assignment(assignment)
     if problems:
         return Finding("authoring", False, problems)
-    return Finding("authoring", True, ["declared files exist, checks and public tests bound to real tasks, "
+    figures = ", figure files load" if declares_figures(assignment) else ""
+    return Finding("authoring", True, [f"declared files exist, checks and public tests bound to real tasks{figures}, "
                                        "manifest names defined in the reference, "
                                        f"at least {assignment.audit.min_mistakes} mistakes and "
                                        f"{assignment.audit.min_variants} variants, each applying to the reference"])

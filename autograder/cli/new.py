@@ -11,7 +11,8 @@ from autograder.cli.base import friendly_errors
 @click.argument("name")
 @friendly_errors
 def new(name: str) -> None:
-    """Scaffold assignments/NAME/ (every manifest key commented), its reference and its student template."""
+    """Scaffold assignments/NAME/ (every manifest key commented), its reference and its student template
+    (under $GRADER_ASSIGNMENTS and the folder above it; default: the grader's own repository)."""
     from autograder.authoring.scaffold import new_assignment
     from autograder.spec.assignment import assignments_root
     from autograder.util.paths import display_path

@@ -77,6 +77,12 @@ class LazyOutputs(Mapping):
         return len(self._loaded())
 
 
+def failure_message(failures: list[str]) -> str:
+    """A failed check's message: its first problem, and how many more there are."""
+    more = len(failures) - 1
+    return failures[0] + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else "")
+
+
 class Judge:
     """Judges a check's outputs in the trusted process: against the reference's outputs on the same seed, by the
     check's verifier, and, on a failure, against each known mistake's outputs to name the likely mistake.
@@ -180,7 +186,7 @@ class Judge:
             result.status, result.message = PASSED, ""
             return result
         result.status = FAILED
-        result.message = failures[0] + (f" (and {len(failures) - 1} more problems)" if len(failures) > 1 else "")
+        result.message = failure_message(failures)
         result.hint = self.diagnose(check, seed, actual)
         return result
 

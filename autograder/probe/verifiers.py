@@ -71,10 +71,11 @@ def rows_sum_to_one(*names: str, atol: float = 1e-4) -> Verifier:
                 continue
             total = weights.double().sum(-1)
             if not torch.isfinite(weights).all():
-                yield f"{name}: the weights contain NaN or infinite values (is some row left with every key masked?)"
+                yield (f"{name}: the weights contain NaN or infinite values (an exp that overflowed, or a row "
+                       f"with every entry masked?)")
             elif not (total - 1).abs().max() <= atol:
-                yield (f"{name}: each row must sum to 1 over the keys, found sums from {float(total.min()):.4g} "
-                       f"to {float(total.max()):.4g}")
+                yield (f"{name}: each row must sum to 1 over the last dimension, found sums from "
+                       f"{float(total.min()):.4g} to {float(total.max()):.4g}")
             elif not weights.min() >= 0:
                 yield f"{name}: weights must not be negative"
 

@@ -185,10 +185,11 @@ def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocat
     if unknown_ids:
         return (f"Next: tell your instructor that a public test names no task of the assignment "
                 f"({', '.join(unknown_ids)}, above); it says nothing about your code.")
-    ran = [result.task for result in outcome.tasks if result.task in assignment.task_ids]
+    code_tasks = [task.id for task in assignment.tasks]  # the quiz has no public tests: never among those run
+    ran = [result.task for result in outcome.tasks if result.task in code_tasks]
     # --task or a --watch re-run checked some tasks only (a notebook's check cell checks one by design)
     quiz_only = invocation.tasks == (invocation.quiz_task,)
-    unknown = len(ran) < len(assignment.task_ids) and not invocation.cell and not quiz_only
+    unknown = len(ran) < len(code_tasks) and not invocation.cell and not quiz_only
     quiz_open = invocation.shows_quiz and (outcome.quiz_problems or outcome.quiz_unanswered)
     # the quiz comes after the tasks in the README's order: not before tasks this run did not check
     if quiz_open and (not unknown or not ran or invocation.quiz_task in invocation.tasks):

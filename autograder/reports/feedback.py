@@ -146,14 +146,23 @@ def task_lines(task: dict[str, Any]) -> list[CheckLine]:
         status = str(check.get("status", ""))
         message = " ".join(str(check.get("message", "")).split())
         if status != "passed":
-            if seen_failure and len(message) > FOLLOWING_WIDTH:
-                message = message[: FOLLOWING_WIDTH - 1] + "…"
+            if seen_failure:
+                message = _one_line(message)
             seen_failure = True
         hint = " ".join(str(check.get("hint", "")).split())
         hints = (hint,) if hint and hint not in shown_hints else ()
         shown_hints.update(hints)
         lines.append(CheckLine(status, str(check.get("description", check.get("name", ""))), message, hints))
     return lines
+
+
+def _one_line(message: str) -> str:
+    """A later failing check's message in at most FOLLOWING_WIDTH characters, cut between words (a single word
+    longer than that is cut where it must be)."""
+    if len(message) <= FOLLOWING_WIDTH:
+        return message
+    room = message[: FOLLOWING_WIDTH - 2]  # for " …"
+    return (room.rsplit(" ", 1)[0] if " " in room else room) + " …"
 
 
 def task_lead(task: dict[str, Any]) -> str:

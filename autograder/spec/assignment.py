@@ -21,7 +21,7 @@ from autograder.spec.manifest import (
     table,
     validate_all,
 )
-from autograder.util.paths import PACKAGE_ROOT
+from autograder.util.paths import PACKAGE_ROOT, display_path
 from autograder.util.tomlio import TOMLDecodeError, load_toml
 
 MANIFEST = "assignment.toml"
@@ -235,6 +235,16 @@ def available_assignments(root: Path | None = None) -> list[str]:
     return sorted(p.name for p in root.iterdir() if (p / MANIFEST).is_file())
 
 
+def _elsewhere(name: str, root: Path) -> str:
+    """How to reach an assignment of that name in ``./assignments`` when the grader looks elsewhere (an instructor's
+    own course folder: every command reads ``$GRADER_ASSIGNMENTS``, else the grader's own ``assignments/``)."""
+    local = Path.cwd() / "assignments"
+    if not _NAME.match(name) or not (local / name / MANIFEST).is_file() or local.resolve() == root.resolve():
+        return ""
+    return (f"; {display_path(local / name)} is one: set {ASSIGNMENTS_ENV}={local.resolve()} to use the assignments "
+            f"there")
+
+
 class ManifestErrors(AssignmentError):
     """A manifest that does not fit its schema: said in one line (its first problem and how many more), with
     ``problems`` listing every one, which ``grader verify`` prints.
@@ -269,7 +279,8 @@ def load_assignment(name: str, root: Path | None = None) -> Assignment:
     manifest_path = folder / MANIFEST
     if not _NAME.match(name) or not manifest_path.is_file():
         known = ", ".join(available_assignments(root)) or "none"
-        raise AssignmentError(f"no assignment named {name!r} (available: {known})")
+        raise AssignmentError(f"no assignment named {name!r} in {display_path(root)} (available: {known})"
+                              + _elsewhere(name, root))
     text, data, filled, problems = _read_manifest(manifest_path)
     if problems:
         raise ManifestErrors(name, problems)

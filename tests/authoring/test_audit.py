@@ -47,6 +47,16 @@ def test_an_escaped_mistake_names_the_checks_that_ran_and_passed():
     assert "attention.values" in render_audit([row], 0.0)
 
 
+def test_an_escaped_mistake_that_costs_another_task_points_says_which_one():
+    """A mistake filed under the wrong task: it escapes its own, and the row says where the points went."""
+    graded = report(attention=(10, 10), causal_mask=(0, 4))
+    graded.tasks[0].checks = [CheckResult("attention.values", "", 2, "passed")]
+    row = judge(MISTAKE, "mistake", graded)
+    assert row.verdict == "ESCAPED"
+    assert row.detail == ("lost points in causal_mask instead (is its task right?); passed 1 checks: "
+                          "attention.values")
+
+
 def test_a_variant_must_keep_every_point():
     assert judge(VARIANT, "variant", report(attention=(10, 10))).verdict == FULL
     assert judge(VARIANT, "variant", report(attention=(9.5, 10))).verdict == "WRONGLY PENALISED"

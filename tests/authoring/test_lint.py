@@ -207,6 +207,21 @@ def test_verify_prints_the_problem_and_grades_nothing(assignment_copy):
     assert "Traceback" not in result.output
 
 
+def test_a_figure_file_that_show_and_release_refuse_is_an_authoring_problem(assignment_copy):
+    figures = assignment_copy.root / "figures" / "attention.py"
+    _edit(figures, 'tasks=("attention", "causal_mask")', 'tasks=("atention", "causal_mask")')
+    [problem] = _problems(assignment_copy)  # verify said "ready to release", then release stopped on this line
+    assert problem.startswith("figures/attention.py: probe six_tokens names unknown tasks ['atention']"), problem
+
+
+def test_a_figure_file_that_does_not_load_is_an_authoring_problem(assignment_copy):
+    figures = assignment_copy.root / "figures" / "positions.py"
+    _edit(figures, "import torch\n", "import torch\nimport tourch\n")
+    [problem] = _problems(assignment_copy)
+    assert problem == ("figure file figures/positions.py cannot be loaded (ModuleNotFoundError: No module named "
+                       "'tourch')")
+
+
 # -- files and folders the manifest names ----------------------------------------------------------------
 
 

@@ -34,6 +34,16 @@ def test_new_refuses_a_bad_or_taken_name_in_one_line(tmp_path):
         assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
 
 
+def test_the_scaffolds_student_files_speak_to_students(tmp_path):
+    """Everything outside the reference's solution regions is what students get: no note to the instructor there."""
+    pytest.importorskip("nbgrader")
+    (tmp_path / "assignments").mkdir()
+    assert _grader(tmp_path, "new", "demo101").exit_code == 0
+    for path in (tmp_path / "student_template" / "demo101").glob("*.py"):
+        text = path.read_text()
+        assert "solution region" not in text and "students get" not in text, (path.name, text)
+
+
 @pytest.mark.slow
 def test_a_new_assignment_verifies_audits_and_releases_as_it_is(tmp_path):
     (tmp_path / "assignments").mkdir()

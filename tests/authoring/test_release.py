@@ -419,6 +419,7 @@ def test_release_refuses_a_template_that_leaks_a_solution(assignment_copy: Assig
     monkeypatch.setattr(release_module, "check_releasable", leaky)
     with pytest.raises(ReleaseError, match=r"would leak: assignment3/positions\.py: holds the solution line"):
         build_release(assignment_copy, tmp_path / "out")
+    assert not (tmp_path / "out" / "assignment3-student").exists()  # no leaky folder left to hand out by mistake
 
 
 def test_release_refuses_a_misnamed_public_tests_folder_before_writing_anything(assignment_copy: Assignment,
@@ -430,6 +431,17 @@ def test_release_refuses_a_misnamed_public_tests_folder_before_writing_anything(
                                            r"'public_test', which does not exist$"):
         build_release(assignment, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_release_refuses_a_broken_figure_file_before_writing_anything(assignment_copy: Assignment,
+                                                                       tmp_path: Path) -> None:
+    pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
+    figures = assignment_copy.root / "figures" / "attention.py"
+    figures.write_text(figures.read_text().replace('tasks=("attention", "causal_mask")', 'tasks=("atention",)'))
+    with pytest.raises(ReleaseError, match=r"^figures/attention\.py: probe six_tokens names unknown tasks "
+                                           r"\['atention'\]"):
+        build_release(assignment_copy, tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # it stopped half-way, after writing the student folder
 
 
 def test_grader_release_without_verify_refuses_a_missing_public_tests_folder_in_one_line(

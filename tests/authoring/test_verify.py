@@ -129,7 +129,7 @@ def test_a_drifted_template_is_reported(assignment_copy: Assignment) -> None:
     assert not finding.ok
     joined = "\n".join(finding.details)
     assert "kv_cache.py differs from a fresh generation" in joined
-    assert "helpers.py is not part of the template" in joined
+    assert "helpers.py is not part of the template: delete it (grader template never deletes a file)" in joined
     assert "positions.py is missing" in joined
     assert "grader template assignment3" in joined
 

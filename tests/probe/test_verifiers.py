@@ -38,7 +38,11 @@ def test_rows_sum_to_one():
     good = torch.softmax(torch.randn(2, 3, 5, 7), dim=-1)
     assert messages(rows_sum_to_one("w*"), {"w1": good, "w2": good.double()}) == []
     assert "sum to 1" in messages(rows_sum_to_one("w"), {"w": good * 1.1})[0]
-    assert "NaN" in messages(rows_sum_to_one("w"), {"w": torch.full((2, 3), float("nan"))})[0]
+    # a softmax's rows too, not only attention's: NaN there is as often an overflow as a fully masked row
+    assert messages(rows_sum_to_one("w"), {"w": torch.full((2, 3), float("nan"))}) == [
+        "w: the weights contain NaN or infinite values (an exp that overflowed, or a row with every entry masked?)"]
+    assert messages(rows_sum_to_one("w"), {"w": good * 1.1})[0].startswith(
+        "w: each row must sum to 1 over the last dimension, found sums from")
     negative = torch.tensor([[1.5, -0.5]])
     assert "negative" in messages(rows_sum_to_one("w"), {"w": negative})[0]
     assert "torch.Tensor" in messages(rows_sum_to_one("w"), {"w": [0.5, 0.5]})[0]

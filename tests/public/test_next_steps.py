@@ -139,6 +139,16 @@ def test_a_watch_rerun_of_some_tasks_does_not_skip_to_the_quiz() -> None:
     assert next_step(spec, outcome, Invocation.of(spec)).startswith("Next: answer the quiz in answers.toml")
 
 
+def test_a_whole_check_that_passes_every_task_says_so_and_never_that_tasks_were_not_run() -> None:
+    spec = load_assignment("assignment3")  # every code task ran and passed; the quiz is no public-test task
+    outcome = CheckOutcome(package=Path("assignment3"), quiz_questions=16, quiz_checked=True)
+    outcome.tasks = [PublicTaskResult(task.id, [PublicTest("test_one", "passed")], expected=1, done=True)
+                     for task in spec.tasks]
+    assert next_step(spec, outcome, Invocation.of(spec)) == "Next: every public test passes; submit when you are ready."
+    outcome.quiz_unanswered = ["q16"]
+    assert next_step(spec, outcome, Invocation.of(spec)).startswith("Next: answer the quiz in answers.toml")
+
+
 def test_a_notebook_path_is_repeated_and_its_answers_are_the_answers_cell(tmp_path: Path) -> None:
     spec = load_assignment("assignment2")
     (tmp_path / "nb").mkdir()

@@ -13,7 +13,7 @@ import pytest
 from autograder.batch.run import BatchOptions, grade_all, render_summary
 from autograder.gradebook.store import Gradebook
 from autograder.grading.grader import Grader
-from autograder.reports.feedback import FOLLOWING_WIDTH, markdown_text
+from autograder.reports.feedback import FOLLOWING_WIDTH, markdown_text, task_lines
 from autograder.reports.results import GradeReport
 from autograder.spec.assignment import Assignment, load_assignment
 from autograder.spec.late import LatePolicy
@@ -89,7 +89,8 @@ def test_each_task_shows_its_first_failure_in_full_the_rest_in_a_line_and_its_hi
     failing = [" ".join(c["message"].split()) for c in checks if c["status"] != "passed"]
     assert markdown_text(failing[0]) in markdown and len(failing[0]) > FOLLOWING_WIDTH  # the first one in full
     for message, line in zip(failing[1:], failed[1:]):  # the others in one short line each
-        shown = message if len(message) <= FOLLOWING_WIDTH else message[: FOLLOWING_WIDTH - 1] + "…"
+        cut = message[: FOLLOWING_WIDTH - 2].rsplit(" ", 1)[0] + " …"  # at a word
+        shown = message if len(message) <= FOLLOWING_WIDTH else cut
         assert line.endswith(": " + markdown_text(shown)), (line, message)
     assert len(re.findall(r'<li><span class="failed">\[failed\]', page)) == len(failed)  # HTML alike
     assert "checks passed; first problem" not in markdown + page  # the summary does not repeat the first failure
@@ -100,3 +101,14 @@ def test_each_task_shows_its_first_failure_in_full_the_rest_in_a_line_and_its_hi
     text = render_summary(again)
     assert "could not grade  1 (1 unchanged since an earlier run; --retry-errors grades it again)" in text
     assert re.search(r"could not grade:\n  bob: ", text), text
+
+
+def test_a_later_failing_check_is_cut_at_a_word_never_inside_one() -> None:
+    message = "weights for (4, 9) entries in the thousands: the weights contain NaN or infinite values"
+    task = {"checks": [{"status": "failed", "message": "the first failure, in full"},
+                       {"status": "failed", "message": message},
+                       {"status": "failed", "message": "x" * 80}]}
+    lines = task_lines(task)
+    assert lines[1].message == "weights for (4, 9) entries in the thousands: the weights …"  # not "the weights co…"
+    assert len(lines[1].message) <= FOLLOWING_WIDTH
+    assert lines[2].message == "x" * (FOLLOWING_WIDTH - 2) + " …"  # one long word: cut, there is no other place

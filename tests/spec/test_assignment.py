@@ -32,6 +32,27 @@ def test_unknown_assignment_lists_the_available_ones():
         load_assignment("nope")
 
 
+def test_unknown_assignment_names_the_folder_it_looked_in(tmp_path):
+    (tmp_path / "a1").mkdir()
+    (tmp_path / "a1" / "assignment.toml").write_text("")
+    with pytest.raises(AssignmentError) as caught:
+        load_assignment("nope", root=tmp_path)
+    assert str(caught.value) == f"no assignment named 'nope' in {tmp_path} (available: a1)"
+
+
+def test_an_assignment_of_the_working_folder_names_the_variable_that_reaches_it(tmp_path, monkeypatch):
+    """An instructor's own assignments, outside the grader's repository: the grader does not look in ./assignments
+    unless $GRADER_ASSIGNMENTS says so, and the error says how."""
+    (tmp_path / "assignments" / "mine").mkdir(parents=True)
+    (tmp_path / "assignments" / "mine" / "assignment.toml").write_text("")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GRADER_ASSIGNMENTS", raising=False)
+    with pytest.raises(AssignmentError, match=r"\(available: .*assignment3\); assignments/mine is one: set "
+                                              rf"GRADER_ASSIGNMENTS={tmp_path}/assignments to use the "
+                                              r"assignments there$"):
+        load_assignment("mine")
+
+
 def test_path_like_names_are_refused():
     with pytest.raises(AssignmentError):
         load_assignment("../assignments/assignment3")
