@@ -27,7 +27,7 @@ from autograder.batch.timestamps import (
 )
 from autograder.errors import GraderError, SubmissionError
 from autograder.gradebook.backend import display, parse_location
-from autograder.gradebook.export import export_csv, export_feedback, figures_folder
+from autograder.gradebook.export import export_csv, export_feedback, feedback_written, figures_folder
 from autograder.gradebook.shards import ShardRecord, record_shard
 from autograder.gradebook.store import ERROR, GRADED, Gradebook, Outcome, SubmissionRow
 from autograder.show.render import declares_figures
@@ -425,7 +425,7 @@ def render_summary(summary: BatchSummary) -> str:
     if summary.csv_rows is not None:
         lines.append(f"csv: {summary.csv_rows} students")
     if summary.feedback_files is not None:
-        lines.append(f"feedback: {summary.feedback_files} files")
+        lines.append(f"feedback: {feedback_written(summary.feedback_files)}")
     lines += _figure_lines(summary)
     return "\n".join(lines) + "\n"
 

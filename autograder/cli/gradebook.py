@@ -58,7 +58,7 @@ def gradebook_merge(output: str, inputs: tuple[str, ...], allow_partial: bool) -
 def gradebook_export(gradebook: str, assignment: str | None, csv_path: Path | None, fmt: str, roster: Path | None,
                      column: str | None, feedback: Path | None) -> None:
     """Write the class CSV (or an LMS import file) and/or per-student feedback from GRADEBOOK."""
-    from autograder.gradebook.export import export_feedback, export_lms
+    from autograder.gradebook.export import export_feedback, export_lms, feedback_written
     from autograder.gradebook.store import Gradebook
     from autograder.reports.classreport import choose_assignment
 
@@ -79,7 +79,7 @@ def gradebook_export(gradebook: str, assignment: str | None, csv_path: Path | No
             click.echo(f"{csv_path}: {done.students} students ({fmt})")
             _report_unmatched(done)
         if feedback:
-            click.echo(f"{feedback}: {export_feedback(book, name, feedback)} feedback files")
+            click.echo(f"{feedback}: feedback for {feedback_written(export_feedback(book, name, feedback))}")
 
 
 def _report_unmatched(done: LmsExport) -> None:

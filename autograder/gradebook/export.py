@@ -120,6 +120,11 @@ def export_feedback(book: Gradebook, assignment: str, folder: Path) -> int:
     return len(rows)
 
 
+def feedback_written(students: int) -> str:
+    """What :func:`export_feedback` wrote, in words: ``3 students, a .md and a .html each``."""
+    return f"{students} student{'s' if students != 1 else ''}, a .md and a .html each"
+
+
 # -- LMS imports ------------------------------------------------------------------------------------------
 
 LMS_FORMATS = ("plain", "canvas", "moodle")

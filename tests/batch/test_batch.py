@@ -154,6 +154,8 @@ def test_latin1_folder_names_stay_two_readable_students(tmp_path: Path) -> None:
     ids = [row["student"] for row in csv.DictReader(io.StringIO((tmp_path / "class.csv").read_text()))]
     assert ids == ["j\\xf6rg", "j\\xfcrg"]
     assert sorted(p.name for p in (tmp_path / "feedback").glob("*.md")) == ["j_xf6rg.md", "j_xfcrg.md"]
+    written = len(list((tmp_path / "feedback").iterdir()))  # the summary counts students, not the files: 2 each
+    assert written == 4 and "feedback: 2 students, a .md and a .html each" in render_summary(summary).splitlines()
 
 
 def test_an_empty_class_folder_says_what_was_expected(tmp_path: Path) -> None:
