@@ -164,8 +164,8 @@ def _choose(package: Path, notebook: Path | None, assignment: Assignment, root: 
     """The rule for a package beside a notebook: the one holding work; the package when both or neither do.
 
     Returns:
-        The sentence that says what was graded (empty when there was no choice to make), and whether it is the
-        notebook.
+        The sentence that says which one was used (empty when there was no choice to make), and whether it is the
+        notebook. It says "used", not "graded": ``grader check`` and ``grader show`` say it too.
     """
     if notebook is None:
         return "", False
@@ -173,7 +173,7 @@ def _choose(package: Path, notebook: Path | None, assignment: Assignment, root: 
     book = _relative(notebook, root)
     template = _template_work(assignment)
     if template is None:
-        return (f"graded {folder}; {book} beside it was not read (this installation has no student template to "
+        return (f"used {folder}; {book} beside it was not read (this installation has no student template to "
                 f"tell which one holds work)"), False
     package_work = _package_work(package, assignment) != template
     try:
@@ -181,12 +181,12 @@ def _choose(package: Path, notebook: Path | None, assignment: Assignment, root: 
     except NotebookError:
         return "", False  # a file that is not a notebook holds no work to weigh against the package
     if notebook_work and not package_work:
-        return f"graded the notebook {book}, which holds work; {folder} is the untouched template", True
+        return f"used the notebook {book}, which holds work; {folder} is the untouched template", True
     if package_work and notebook_work:
-        return (f"both {folder} and {book} hold work: graded {folder} (the package is graded when both do; "
-                f"move it away to have the notebook graded)"), False
+        return (f"both {folder} and {book} hold work: used {folder} (the package is used when both do; "
+                f"move it away to have the notebook used)"), False
     if not package_work:
-        return f"neither {folder} nor {book} holds work yet (both are as released): graded {folder}", False
+        return f"neither {folder} nor {book} holds work yet (both are as released): used {folder}", False
     return "", False
 
 

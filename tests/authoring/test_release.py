@@ -158,7 +158,7 @@ def test_grader_check_in_the_student_release_checks_the_notebook_beside_untouche
     write(fill_with_reference(load_student_notebook(assignment3), assignment3), student / "assignment3.ipynb")
     result = _run_cli(release, "check", "assignment3", student=student)
     output = result.stdout + result.stderr
-    assert "graded the notebook assignment3.ipynb, which holds work; assignment3/ is the untouched template" in output
+    assert "used the notebook assignment3.ipynb, which holds work; assignment3/ is the untouched template" in output
     for task in assignment3.tasks:
         assert re.search(rf"^{task.id}\s+(\d+)/\1\s+passed$", result.stdout, flags=re.M), output
 
@@ -379,7 +379,7 @@ def test_workflow_grades_the_notebook_a_student_filled_beside_the_stubs(release:
     assert result.returncode == 0, result.stdout + result.stderr
     report = json.loads((repo / "grade.json").read_text())
     assert report["score"] == report["max_score"] == assignment3.max_score, report["notes"]
-    choice = "graded the notebook assignment3.ipynb, which holds work; assignment3/ is the untouched template"
+    choice = "used the notebook assignment3.ipynb, which holds work; assignment3/ is the untouched template"
     assert report["notes"][0] == choice
     assert f"- {choice}" in summary.read_text() and output.read_text().startswith("result=")
 

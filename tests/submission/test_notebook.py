@@ -326,19 +326,19 @@ def test_a_package_beside_a_notebook_wins_unless_it_is_the_untouched_template(as
     write(filled3, folder / "assignment3.ipynb")
     prepared = prepare_submission(folder, assignment3, tmp_path / "s1")
     assert "# from cell" in (prepared.package_dir / "attention.py").read_text()
-    assert prepared.choice == ("graded the notebook assignment3.ipynb, which holds work; assignment3/ is the "
+    assert prepared.choice == ("used the notebook assignment3.ipynb, which holds work; assignment3/ is the "
                                "untouched template")
     (folder / "assignment3" / "positions.py").write_text("# started\n")
     prepared = prepare_submission(folder, assignment3, tmp_path / "s2")
     assert (prepared.package_dir / "positions.py").read_text() == "# started\n"
-    assert prepared.choice.startswith("both assignment3/ and assignment3.ipynb hold work: graded assignment3/ ")
+    assert prepared.choice.startswith("both assignment3/ and assignment3.ipynb hold work: used assignment3/ ")
     shutil.copyfile(notebook_path(assignment3), folder / "assignment3.ipynb")  # as released: no work in it
     prepared = prepare_submission(folder, assignment3, tmp_path / "s3")
     assert prepared.choice == "", "a worked package beside the untouched notebook is no choice to explain"
     shutil.copyfile(assignment3.template / "positions.py", folder / "assignment3" / "positions.py")
     prepared = prepare_submission(folder, assignment3, tmp_path / "s4")
     assert prepared.choice == ("neither assignment3/ nor assignment3.ipynb holds work yet (both are as released): "
-                               "graded assignment3/")
+                               "used assignment3/")
 
 
 def test_a_worked_package_ignores_any_notebooks_beside_it(assignment3: Assignment, tmp_path: Path) -> None:
