@@ -8,6 +8,7 @@ from pathlib import Path
 from autograder.errors import AssignmentError
 from autograder.probe import helper_sources, run_checks_file
 from autograder.spec.assignment import MANIFEST, Assignment
+from autograder.util.names import nearest
 from autograder.util.tomlio import TOMLDecodeError, load_toml
 
 from . import figures as api
@@ -97,16 +98,26 @@ def _load_file(assignment: Assignment, name: str) -> FigureFile:
         if problem:
             raise AssignmentError(f"{name}: {problem}")
     for item in probes:
-        unknown = [task for task in item.tasks + item.reaches if task not in assignment.task_ids]
-        if unknown:
-            raise AssignmentError(f"{name}: probe {item.name} names unknown tasks {unknown} "
-                                  f"(tasks of {assignment.name}: {', '.join(assignment.task_ids)})")
+        _refuse_unknown_tasks(assignment, name, item)
     for figure in found:
         if not any(figure.probe is p for p in probes):
             raise AssignmentError(f"{name}: figure {figure.name} draws a probe declared in another file")
     if not found:
         raise AssignmentError(f"figure file {name} declares no figure")
     return FigureFile(path=path, source=source, helpers=helpers, probes=probes, figures=found)
+
+
+def _refuse_unknown_tasks(assignment: Assignment, name: str, probe: api.Probe) -> None:
+    """A probe's ``tasks`` and ``reaches`` name tasks whose code it calls: the quiz is none of them."""
+    code_tasks = [task.id for task in assignment.tasks]
+    unknown = [task for task in probe.tasks + probe.reaches if task not in code_tasks]
+    if not unknown:
+        return
+    code = getattr(probe.function, "__code__", None)  # its first decorator's line: where the tasks are named
+    where = f"{name}:{code.co_firstlineno}" if code is not None else name
+    meant = nearest(unknown[0], code_tasks)
+    raise AssignmentError(f"{where}: probe {probe.name} names unknown tasks {unknown} (the tasks of "
+                          f"{assignment.name}: {', '.join(code_tasks)})" + (f" — did you mean {meant}?" if meant else ""))
 
 
 def _refuse_duplicates(files: tuple[FigureFile, ...]) -> None:

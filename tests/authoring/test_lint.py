@@ -211,7 +211,9 @@ def test_a_figure_file_that_show_and_release_refuse_is_an_authoring_problem(assi
     figures = assignment_copy.root / "figures" / "attention.py"
     _edit(figures, 'tasks=("attention", "causal_mask")', 'tasks=("atention", "causal_mask")')
     [problem] = _problems(assignment_copy)  # verify said "ready to release", then release stopped on this line
-    assert problem.startswith("figures/attention.py: probe six_tokens names unknown tasks ['atention']"), problem
+    assert re.fullmatch(r"figures/attention\.py:\d+: probe six_tokens names unknown tasks \['atention'\] \(the tasks "
+                        r"of assignment3: causal_mask, .*, tiny_gpt_training\) — did you mean attention\?", problem), problem
+    assert "quiz" not in problem  # a probe calls code: the quiz is no task it could name
 
 
 def test_a_figure_file_that_does_not_load_is_an_authoring_problem(assignment_copy):

@@ -438,7 +438,7 @@ def test_release_refuses_a_broken_figure_file_before_writing_anything(assignment
     pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
     figures = assignment_copy.root / "figures" / "attention.py"
     figures.write_text(figures.read_text().replace('tasks=("attention", "causal_mask")', 'tasks=("atention",)'))
-    with pytest.raises(ReleaseError, match=r"^figures/attention\.py: probe six_tokens names unknown tasks "
+    with pytest.raises(ReleaseError, match=r"^figures/attention\.py:\d+: probe six_tokens names unknown tasks "
                                            r"\['atention'\]"):
         build_release(assignment_copy, tmp_path / "out")
     assert not (tmp_path / "out").exists()  # it stopped half-way, after writing the student folder
