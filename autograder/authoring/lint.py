@@ -142,7 +142,7 @@ def mutation_problems(assignment: Assignment) -> list[str]:
         if not found:  # counted only once every one loads: a broken entry is not one too few
             figures.append(Figure(f"min_{which}", len(mutations), str(assignment.root / "hidden" / which), which,
                                   "add more"))
-    return problems + combined_problems(assignment.reference, loaded) + missed_minimums(assignment, figures)
+    return problems + combined_problems(assignment.reference, loaded)[0] + missed_minimums(assignment, figures)
 
 
 def key_balance_problems(assignment: Assignment) -> list[str]:
