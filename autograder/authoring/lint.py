@@ -6,6 +6,7 @@ import ast
 from pathlib import Path
 
 from autograder.authoring.minimums import Figure, missed_minimums
+from autograder.authoring.mutation_imports import import_problems
 from autograder.errors import AssignmentError, GraderError
 from autograder.probe.checks import checks_file_problems
 from autograder.spec.assignment import MANIFEST, Assignment, missing_paths
@@ -18,11 +19,12 @@ from autograder.util.names import nearest
 LETTERS = "abcd"
 
 
-def lint_assignment(assignment: Assignment) -> list[str]:
-    """Every authoring problem of the assignment, one line each (none when it is sound)."""
+def lint_assignment(assignment: Assignment, imports: bool = True) -> list[str]:
+    """Every authoring problem of the assignment, one line each (none when it is sound); ``imports``: also import
+    every mistake and variant (:func:`mutation_problems`), else they are read as text only."""
     return (declared_path_problems(assignment) + checks_problems(assignment) + public_test_problems(assignment)
-            + reference_name_problems(assignment) + mutation_problems(assignment) + key_balance_problems(assignment)
-            + figure_problems(assignment))
+            + reference_name_problems(assignment) + mutation_problems(assignment, imports)
+            + key_balance_problems(assignment) + figure_problems(assignment))
 
 
 def declared_path_problems(assignment: Assignment) -> list[str]:
@@ -131,9 +133,10 @@ def _top_level_names(path: Path) -> set[str] | None:
     return names
 
 
-def mutation_problems(assignment: Assignment) -> list[str]:
+def mutation_problems(assignment: Assignment, imports: bool = True) -> list[str]:
     """Mistakes and variants load (one form per mutation, known tasks), have ids unique across both folders,
-    apply to the reference (each ``old`` occurs once in its file) and are as many as ``[audit]`` asks."""
+    apply to the reference (each ``old`` occurs once in its file) leaving Python, import (with ``imports``: in a
+    child process, ``authoring/mutation_imports.py``) and are as many as ``[audit]`` asks."""
     problems, figures, loaded = [], [], []
     for which in ("mistakes", "variants"):
         mutations, found = read_mutations(assignment, which)  # every problem of every file, one line each
@@ -142,7 +145,10 @@ def mutation_problems(assignment: Assignment) -> list[str]:
         if not found:  # counted only once every one loads: a broken entry is not one too few
             figures.append(Figure(f"min_{which}", len(mutations), str(assignment.root / "hidden" / which), which,
                                   "add more"))
-    return problems + combined_problems(assignment.reference, loaded) + missed_minimums(assignment, figures)
+    combined, edited = combined_problems(assignment.reference, loaded)
+    if imports and edited:
+        combined += import_problems(assignment.reference, assignment.modules, edited)
+    return problems + combined + missed_minimums(assignment, figures)
 
 
 def key_balance_problems(assignment: Assignment) -> list[str]:

@@ -174,19 +174,20 @@ def grade_reference_and_template(assignment: Assignment) -> list[Finding]:
     return [check_reference_report(reference), check_template_report(template, assignment)]
 
 
-def check_authoring(assignment: Assignment) -> Finding:
+def check_authoring(assignment: Assignment, imports: bool = True) -> Finding:
     """Files and folders the manifest names exist, checks files load and bind every check to a real task, public
     tests are tagged with real tasks, manifest names exist in the reference, mutations have one form, unique ids and
-    edits that apply to the reference and meet the ``[audit]`` minimums, the quiz key is balanced, the figure files
-    load (``authoring/lint.py``)."""
-    problems = lint_assignment(assignment)
+    edits that apply to the reference, leave Python and (with ``imports``) import, and meet the ``[audit]``
+    minimums, the quiz key is balanced, the figure files load (``authoring/lint.py``)."""
+    problems = lint_assignment(assignment, imports)
     if problems:
         return Finding("authoring", False, problems)
     figures = ", figure files load" if declares_figures(assignment) else ""
     return Finding("authoring", True, [f"declared files exist, checks and public tests bound to real tasks{figures}, "
                                        "manifest names defined in the reference, "
                                        f"at least {assignment.audit.min_mistakes} mistakes and "
-                                       f"{assignment.audit.min_variants} variants, each applying to the reference"])
+                                       f"{assignment.audit.min_variants} variants, each applying to the reference"
+                                       f"{' and importing' if imports else ''}"])
 
 
 def verify_assignment(assignment: Assignment, grade: bool = True) -> Verification:
@@ -194,13 +195,13 @@ def verify_assignment(assignment: Assignment, grade: bool = True) -> Verificatio
 
     Args:
         assignment: The assignment.
-        grade: Also grade the reference and the template (the slow part; skipped while authoring problems
-            remain, which grading would only report less clearly).
+        grade: Also import every mistake and variant, and grade the reference and the template (the slow parts;
+            the grading is skipped while authoring problems remain, which grading would only report less clearly).
 
     Returns:
         The findings, ok or not.
     """
-    authoring = check_authoring(assignment)
+    authoring = check_authoring(assignment, imports=grade)
     verification = Verification(assignment.name, [authoring, check_quiz_key(assignment),
                                                   check_template_current(assignment)])
     if grade and authoring.ok:

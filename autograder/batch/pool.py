@@ -136,8 +136,9 @@ def _serve(conn: Connection, assignment: Assignment, factory: GraderFactory | No
             if job is None:
                 break
             if job.grade:  # the grade goes first: drawing the figures afterwards can never cost it
-                conn.send({"kind": "result", "index": job.index,
-                           "outcome": grade_one(grader, job.path, assignment, job.prepared)})
+                outcome = grade_one(grader, job.path, assignment, job.prepared)
+                conn.send({"kind": "result", "index": job.index, "outcome": outcome,
+                           "unimportable": list(getattr(grader, "unimportable_mistakes", ()))})
             if job.figures is not None:
                 from autograder.batch.figures import draw_figures
 
@@ -264,6 +265,9 @@ class WorkerPool:
         self.startup_failures = 0
         self.on_figures: FiguresDone = lambda job, result: None
         self.template: Any = None  # the zygote template every worker's zygote is forked from (autograder.sandbox)
+        # the lines of the known mistakes a worker's judge found do not import (Grader.unimportable_mistakes), once
+        # each however many workers met them: the instructor's to read after the batch, never a student's
+        self.unimportable: dict[str, None] = {}
 
     def run(self, jobs: list[WorkItem], on_result: Callable[[WorkItem, Outcome], None], tick: Callable[[], None],
             on_figures: FiguresDone | None = None) -> None:
@@ -372,6 +376,7 @@ class WorkerPool:
             if worker.job is not None:  # its first job starts now
                 worker.deadline = time.monotonic() + self.timeout
         elif kind == "result" and worker.job is not None and not worker.drawing:
+            self.unimportable.update(dict.fromkeys(message.get("unimportable") or ()))
             job = worker.job
             if job.figures is not None:  # the worker goes on to draw: a fresh time limit for that
                 worker.graded, worker.deadline = True, time.monotonic() + self.timeout

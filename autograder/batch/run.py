@@ -115,6 +115,7 @@ class BatchSummary:
     figure_pages: int | None = None  # None: figures were not asked for
     figure_failures: list[tuple[str, str]] = field(default_factory=list)
     figures_note: str = ""  # e.g. that the assignment declares no figures
+    unimportable_mistakes: list[str] = field(default_factory=list)  # left out of diagnosis (WorkerPool.unimportable)
 
     @property
     def errors(self) -> list[tuple[str, Outcome]]:
@@ -223,6 +224,7 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
             try:
                 pool.run(source if source is not None else jobs, record, tick, drawn)
             finally:
+                summary.unimportable_mistakes = list(pool.unimportable)
                 bar.finish()
                 if source is not None:
                     source.close()

@@ -68,9 +68,10 @@ def run_then_exit(main: Callable[[], Any]) -> None:
         os._exit(exc.code or 0)
 
 
-def warn_stale_mistakes(spec: Assignment, stale: list[str]) -> None:
+def warn_left_out_mistakes(spec: Assignment, left_out: list[str]) -> None:
     """Say once, on stderr, each known mistake grading leaves out because it went stale (the lines of
-    :func:`autograder.spec.mutation.diagnosable_mistakes`): the instructor's problem, never in a report."""
-    for line in stale:
+    :func:`autograder.spec.mutation.diagnosable_mistakes`) or does not import (``Grader.unimportable_mistakes``):
+    the instructor's problem, never in a report."""
+    for line in left_out:
         click.echo(f"warning: {line}; until then no student is told this mistake's hint (`grader verify "
                    f"{spec.name}` refuses it)", err=True)

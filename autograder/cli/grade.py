@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from autograder.cli.base import assignment_named, exit_without_teardown, friendly_errors, warn_stale_mistakes
+from autograder.cli.base import assignment_named, exit_without_teardown, friendly_errors, warn_left_out_mistakes
 from autograder.errors import GraderError
 from autograder.spec.assignment import Assignment
 from autograder.spec.late import Lateness
@@ -78,7 +78,7 @@ def grade(assignment: str, submission: Path, fmt: str, output: Path | None, task
     else:
         click.echo(text, nl=False)
     if fmt != "gradescope" or spec.stdout_visibility == "hidden":  # students may see a Gradescope run's output
-        warn_stale_mistakes(spec, grader.stale_mistakes)
+        warn_left_out_mistakes(spec, grader.stale_mistakes + grader.unimportable_mistakes)
     exit_without_teardown()
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from autograder.cli.base import assignment_named, friendly_errors, warn_stale_mistakes
+from autograder.cli.base import assignment_named, friendly_errors, warn_left_out_mistakes
 
 
 @click.command("grade-all")
@@ -83,8 +83,10 @@ def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: s
                            timestamps=timestamps, queue=queue, **({"lease": lease} if lease is not None else {}))
     from autograder.spec.mutation import diagnosable_mistakes
 
-    warn_stale_mistakes(spec, diagnosable_mistakes(spec)[1])  # the workers' graders leave them out alike, unsaid
-    click.echo(render_summary(run_batch(spec, submissions, options, sys.stderr)), nl=False)
+    warn_left_out_mistakes(spec, diagnosable_mistakes(spec)[1])  # the workers' graders leave them out alike, unsaid
+    summary = run_batch(spec, submissions, options, sys.stderr)
+    click.echo(render_summary(summary), nl=False)
+    warn_left_out_mistakes(spec, summary.unimportable_mistakes)  # what the workers' judges found, once each
     if layout == "nbgrader":  # SUBMISSIONS is the course folder: the scores go to its nbgrader gradebook too
         from autograder.batch.nbgrader_course import render_write_back, write_back
 

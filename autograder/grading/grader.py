@@ -69,6 +69,8 @@ class Grader:
     Attributes:
         stale_mistakes: One line per known mistake left out of diagnosis because its edits no longer apply to the
             reference (an authoring problem for the instructor, never shown in a report).
+        unimportable_mistakes: The same for each known mistake whose package does not import, found when the judge
+            first tries it (importing all of them when the grader starts would cost a second or more).
     """
 
     def __init__(self, assignment: Assignment, scratch: Path | None = None, workers: int = 1,
@@ -98,12 +100,18 @@ class Grader:
                                             assets={n: self.assets[n] for n in task.assets})
                         for task in assignment.tasks}
         # A stale mistake (its old text gone from the reference) can diagnose nothing: left out, and said once to
-        # whoever runs the grader (never in a report: the student did nothing wrong; see cli/grade.py).
+        # whoever runs the grader (never in a report: the student did nothing wrong; see cli/grade.py); so is one
+        # that does not import, once the judge has tried it (unimportable_mistakes).
         mistakes, self.stale_mistakes = diagnosable_mistakes(assignment)
         store = ReferenceStore.for_assignment(assignment_fingerprint(assignment))
         self.judge = Judge(assignment, self.reference, self.assets, mistakes, self.scratch / "mistakes", store)
         self.jobs = Jobs(assignment, self.zygotes, self.memory)
         self._own_batches: dict[tuple[str, tuple[str, ...]], CheckBatch | None] = {}
+
+    @property
+    def unimportable_mistakes(self) -> list[str]:
+        """The judge's lines for the known mistakes it found do not import (see the class's attributes)."""
+        return list(self.judge.unimportable.values())
 
     def close(self) -> None:
         """Stop the worker and remove the scratch folder."""

@@ -19,8 +19,7 @@ from autograder.probe.checks import Check
 from autograder.probe.context import Context, pin_torch_state
 from autograder.reports.results import ERROR, FAILED, PASSED, CheckResult
 from autograder.spec.assignment import Assignment
-from autograder.spec.mutation import Mutation, apply_mutation
-from autograder.spec.reference import load_package
+from autograder.spec.mutation import Mutation, apply_mutation, load_mutation
 
 REFERENCE_LOCK = threading.RLock()  # torch's global state is process-wide: one probe at a time
 
@@ -97,6 +96,11 @@ class Judge:
         mistakes: The known mistakes that carry a hint.
         scratch: A private folder for the mistakes' packages.
         store: Where the reference's outputs persist between graders (autograder.judge.refcache), or None.
+
+    Attributes:
+        unimportable: One line per known mistake tried so far whose package does not import
+            (:func:`autograder.spec.mutation.load_mutation`), by id: left out of diagnosis, said to the
+            instructor (``Grader.unimportable_mistakes``), never in a report.
     """
 
     def __init__(self, assignment: Assignment, reference: Any, assets: dict[str, bytes], mistakes: list[Mutation],
@@ -108,6 +112,7 @@ class Judge:
         self.mistakes = mistakes
         self.scratch = scratch
         self._mistake_packages: dict[str, Any] = {}
+        self.unimportable: dict[str, str] = {}  # mistake id -> the line saying why it does not import
         self._wrong: dict[str, dict[str, Any] | None] = {}
         self._expected: dict[str, dict[str, Any]] = {}
 
@@ -203,16 +208,23 @@ class Judge:
         key = f"{mistake.id}:{check.name}:{seed}"
         if key not in self._wrong:
             try:
-                self._wrong[key] = self.run_reference_probe(check, seed, self._mistake_package(mistake))
+                package = self._mistake_package(mistake)
+                self._wrong[key] = None if package is None else self.run_reference_probe(check, seed, package)
             except Exception:  # noqa: BLE001 - a mistake that cannot run on this probe tells nothing
                 self._wrong[key] = None
         return self._wrong[key]
 
-    def _mistake_package(self, mistake: Mutation) -> Any:
+    def _mistake_package(self, mistake: Mutation) -> Any | None:
+        """The mistake's package, imported once; None (and its line kept in ``unimportable``) if it does not
+        import: it can diagnose nothing, which the instructor is told and no student."""
         if mistake.id not in self._mistake_packages:
             folder = apply_mutation(self.assignment.reference, mistake, self.scratch / mistake.id)
             name = f"_mistake_{self.assignment.name}_{mistake.id}"
-            self._mistake_packages[mistake.id] = load_package(folder, name, self.assignment.modules)
+            try:
+                self._mistake_packages[mistake.id] = load_mutation(folder, mistake, name, self.assignment.modules)
+            except AssignmentError as exc:
+                self._mistake_packages[mistake.id] = None
+                self.unimportable[mistake.id] = str(exc)
         return self._mistake_packages[mistake.id]
 
     def passes(self, check: Check, seed: int, implementation: Any) -> bool:

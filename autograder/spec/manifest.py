@@ -288,8 +288,10 @@ def declared_paths(filled: dict[str, Any]) -> list[DeclaredPath]:
     """Every file and folder a validated manifest names, defaults included (``public_tests``)."""
     found = []
     for spec in SCHEMA:
-        entries = filled.get(spec.name) or []
-        for index, entry in enumerate(entries if spec.array else [entries]):
+        entries = filled.get(spec.name) if spec.array else [filled.get(spec.name)]
+        for index, entry in enumerate(entries or []):
+            if entry is None:  # a table the manifest leaves out names no file
+                continue
             for key in (k for k in spec.keys if (k.file or k.folder) and entry.get(k.name) is not None):
                 values = entry[key.name] if isinstance(entry[key.name], list) else [entry[key.name]]
                 found += [DeclaredPath(spec.name, key.name, index, str(value), key.folder) for value in values]

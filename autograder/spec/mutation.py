@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from autograder.errors import AssignmentError
@@ -20,11 +21,13 @@ from autograder.spec.manifest import (
     suggest,
     validate_all,
 )
+from autograder.spec.reference import PackageImportError, load_package
 from autograder.util.paths import display_path
 from autograder.util.syntax import parse
 from autograder.util.tomlio import TOMLDecodeError, load_toml
 
 MUTATION_FOLDERS = {"mistakes": "hidden/mistakes", "variants": "hidden/variants"}
+_RUNNABLE = "a mistake or variant is code a student could run: fix its new text"
 _ONE_EDIT = ("file", "old", "new")
 _EDIT_KEYS = (Key("file", STRING, REQUIRED, "The reference file to edit, relative to the reference package."),
               Key("old", STRING, REQUIRED, "Text that occurs exactly once in that file."),
@@ -83,6 +86,9 @@ class Mutation:
     description: str = ""
     diagnose: bool = True
     at: str = field(default="", compare=False)
+
+
+Edited = tuple[Mutation, dict[str, str]]  # a mutation and the text of each file it edits (edited_texts)
 
 
 def load_mutations(assignment: Assignment, which: str, present_tasks_only: bool = False) -> list[Mutation]:
@@ -277,7 +283,15 @@ def apply_mutation(reference: Path, mutation: Mutation, destination: Path) -> Pa
     Raises:
         AssignmentError: If an edit does not apply (see edited_texts).
     """
-    texts = edited_texts(reference, mutation)
+    return write_mutated(reference, edited_texts(reference, mutation), destination)
+
+
+def write_mutated(reference: Path, texts: dict[str, str], destination: Path) -> Path:
+    """Copy the reference package to ``destination`` with the edited files of :func:`edited_texts` in place.
+
+    Returns:
+        The mutated package folder.
+    """
     if destination.exists():
         shutil.rmtree(destination)
     shutil.copytree(reference, destination, ignore=shutil.ignore_patterns("__pycache__"))
@@ -286,26 +300,61 @@ def apply_mutation(reference: Path, mutation: Mutation, destination: Path) -> Pa
     return destination
 
 
-def combined_problems(reference: Path, mutations: list[Mutation]) -> list[str]:
+def load_mutation(folder: Path, mutation: Mutation, name: str, modules: tuple[str, ...]) -> ModuleType:
+    """Import a mutated package (:func:`apply_mutation`'s folder) under a private name, with its modules: the one
+    test of whether a mutation imports, which the judge (it leaves such a mistake out of diagnosis) and
+    ``grader verify`` (it refuses it, in a child process) both run.
+
+    Raises:
+        AssignmentError: If importing it raises: one line naming the mutation, its file and line, and the
+            exception (:func:`unimportable`).
+    """
+    try:
+        return load_package(folder, name, modules)
+    except PackageImportError as exc:
+        raise AssignmentError(unimportable(mutation, exc.detail)) from None
+
+
+def unimportable(mutation: Mutation, detail: str) -> str:
+    """The line for a mutation whose package does not import (``detail``: where and what): such a "mistake" is
+    caught by the import, never by a check (its hint is never shown: the judge cannot run it on a probe), and
+    such a variant cannot keep its marks."""
+    return f"{_start(mutation.at)}mutation {mutation.id!r} does not import: {detail}; {_RUNNABLE}"
+
+
+def combined_problems(reference: Path, mutations: list[Mutation]) -> tuple[list[str], list[Edited]]:
     """What only the mistakes and variants together show, one line each: an id used in both folders, an edit
     that does not apply to the reference (a misspelt file, an ``old`` text gone stale), an edit that leaves a file
-    that is not Python. No grading: text only."""
-    sound, problems = applying(reference, mutations)
-    return _duplicate_id_problems(mutations) + problems + [p for m in sound for p in _syntax_problems(reference, m)]
+    that is not Python. No grading: text only, each mutation's edits made once.
+
+    Returns:
+        The lines, and the mutations whose edits apply and leave Python, each with the text of every file it
+        edits (what importing them needs: ``authoring/mutation_imports.py``).
+    """
+    problems, edited = _duplicate_id_problems(mutations), []
+    for mutation in mutations:
+        try:
+            texts = edited_texts(reference, mutation)
+        except AssignmentError as exc:
+            problems.append(str(exc))
+            continue
+        syntax = _syntax_problems(mutation, texts)
+        problems += syntax
+        if not syntax:
+            edited.append((mutation, texts))
+    return problems, edited
 
 
-def _syntax_problems(reference: Path, mutation: Mutation) -> list[str]:
-    """A line for each file the mutation's edits leave unparsable: such a "mistake" is caught by the import, not
-    by a check (its hint is never shown: the judge cannot run it on a probe), and such a variant cannot keep its
-    marks; grading only finds out when it is graded (``grader audit``)."""
+def _syntax_problems(mutation: Mutation, texts: dict[str, str]) -> list[str]:
+    """A line for each file the mutation's edits leave unparsable: such a mutation does not import either
+    (:func:`unimportable`), but the text alone tells, and where."""
     found = []
-    for file, text in edited_texts(reference, mutation).items():
+    for file, text in texts.items():
         try:
             parse(text, filename=file)
         except SyntaxError as exc:
             found.append(f"{_start(mutation.at)}mutation {mutation.id!r} leaves {file} with a syntax error at line "
-                         f"{exc.lineno} ({exc.msg}); a mistake or variant is code a student could run: fix its new "
-                         f"text")
+                         f"{exc.lineno} ({exc.msg}); {_RUNNABLE}")
     return found
 
 
@@ -325,6 +374,8 @@ def diagnosable_mistakes(assignment: Assignment) -> tuple[list[Mutation], list[s
     """The known mistakes a diagnosis may name (they carry a hint, are not excluded from diagnosis and apply to
     the reference), of the tasks the assignment has: what the judge compares a failed check's outputs with, and
     ``grader show`` too; and one line for each stale one left out (its ``old`` text gone from the reference:
-    ``grader verify`` refuses it, grading and the figures name nothing with it)."""
+    ``grader verify`` refuses it, grading and the figures name nothing with it). One that does not import is found
+    only by importing it (:func:`load_mutation`), too slow to do for every mistake when a grader starts: the judge
+    leaves it out when it first tries it (``Judge.unimportable``)."""
     named = [m for m in load_mutations(assignment, "mistakes", present_tasks_only=True) if m.diagnose and m.hint]
     return applying(assignment.reference, named)

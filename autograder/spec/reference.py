@@ -7,6 +7,7 @@ import functools
 import importlib.util
 import sys
 import threading
+import traceback
 from pathlib import Path
 from types import ModuleType
 
@@ -14,6 +15,18 @@ from autograder.errors import AssignmentError
 from autograder.util.syntax import parse
 
 _LOADING = threading.RLock()
+
+
+class PackageImportError(AssignmentError):
+    """A package that raised while it was imported.
+
+    Attributes:
+        detail: Where and what, in one line: ``ops.py, line 3: NameError: name 'axis' is not defined``.
+    """
+
+    def __init__(self, folder: Path, detail: str) -> None:
+        super().__init__(f"the reference solution in {folder} does not import: {detail}")
+        self.detail = detail
 
 
 def load_package(folder: Path, name: str, modules: tuple[str, ...]) -> ModuleType:
@@ -28,7 +41,8 @@ def load_package(folder: Path, name: str, modules: tuple[str, ...]) -> ModuleTyp
         The package, with each module reachable as an attribute.
 
     Raises:
-        AssignmentError: If the package cannot be imported.
+        AssignmentError: If there is no package in the folder.
+        PackageImportError: If importing it raises.
     """
     with _LOADING:  # graders in several threads may ask for the same package at once
         return _load_package(folder, name, modules)
@@ -50,8 +64,26 @@ def _load_package(folder: Path, name: str, modules: tuple[str, ...]) -> ModuleTy
     except Exception as exc:
         for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
             del sys.modules[key]
-        raise AssignmentError(f"the reference solution in {folder} does not import: {exc!r}") from None
+        raise PackageImportError(folder, import_failure(folder, exc)) from None
     return package
+
+
+def import_failure(folder: Path, exc: BaseException) -> str:
+    """What an import raised, in one line, at the package's own line that raised it (the last frame in ``folder``,
+    or the line a SyntaxError names): ``ops.py, line 3: NameError: name 'axis' is not defined``."""
+    message = str(exc).strip().splitlines()
+    what = f"{type(exc).__name__}: {message[0]}" if message else type(exc).__name__
+    if isinstance(exc, SyntaxError) and exc.filename:
+        where: list[tuple[str, int | None]] = [(exc.filename, exc.lineno)]
+        what = f"SyntaxError: {exc.msg}"
+    else:
+        where = [(frame.filename, frame.lineno) for frame in traceback.extract_tb(exc.__traceback__)]
+    root = folder.resolve()
+    for filename, line in reversed(where):
+        path = Path(filename).resolve()
+        if path.is_relative_to(root):
+            return f"{path.relative_to(root).as_posix()}, line {line}: {what}"
+    return what
 
 
 def _top_level_names(node: ast.stmt) -> list[str]:

@@ -316,3 +316,54 @@ def test_verify_lists_every_problem_of_the_manifest_where_loading_names_the_firs
     assert loaded.returncode == 2 and len(loaded.stderr.splitlines()) == 1, loaded.stderr
     assert loaded.stderr.startswith(f"error: {manifest}:{typo}: unknown key 'titel'")
     assert loaded.stderr.rstrip().endswith("(and 1 more: `grader verify mini` lists each)")
+
+
+def test_verify_names_a_mutation_that_is_python_but_does_not_import(tmp_path: Path) -> None:
+    """A mistake whose edited file parses but raises when imported is caught by the import, never by a check: its
+    hint could never be shown, and a variant so made cannot keep its marks. `grader verify` imports each mutation
+    (in a child process) and names it in one line, like a syntax error; `verify_assignment(grade=False)` stays
+    text only."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    shutil.copytree(fixtures / "assignments" / "mini", tmp_path / "assignments" / "mini")
+    shutil.copytree(fixtures / "reference_solutions" / "mini", tmp_path / "reference_solutions" / "mini")
+    root = tmp_path / "assignments" / "mini"
+    (root / "public_tests").mkdir()
+    manifest = root / "assignment.toml"
+    manifest.write_text(manifest.read_text() + "\n[audit]\nmin_mistakes = 2\nmin_variants = 1\n")
+    mistakes = root / "hidden" / "mistakes" / "row_sums.toml"
+    mistakes.write_text(mistakes.read_text() + '''
+[[mutation]]
+id = "row_sums_first_axis_helper"
+task = "row_sums"
+hint = "You reduced over dimension 0."
+
+[[mutation.edits]]
+file = "ops.py"
+old = "import torch\\n"
+new = "import torch\\n\\nAXIS = first_axis()\\n"
+
+[[mutation.edits]]
+file = "ops.py"
+old = "x.sum(dim=-1)"
+new = "x.sum(dim=AXIS)"
+''')
+    variants = root / "hidden" / "variants" / "scale.toml"
+    variants.parent.mkdir()
+    variants.write_text('[[mutation]]\nid = "scale_with_numpy"\nfile = "ops.py"\nold = "import torch\\n"\n'
+                        'new = "import torch\\nimport nunpy\\n"\n')
+    line = mistakes.read_text().splitlines().index('id = "row_sums_first_axis_helper"') + 1
+    expected = [f"authoring: {mistakes}:{line}: mutation 'row_sums_first_axis_helper' does not import: ops.py, line 5: "
+                f"NameError: name 'first_axis' is not defined; a mistake or variant is code a student could run: "
+                f"fix its new text",
+                f"authoring: {variants}:2: mutation 'scale_with_numpy' does not import: ops.py, line 4: "
+                f"ModuleNotFoundError: No module named 'nunpy'; a mistake or variant is code a student could run: "
+                f"fix its new text"]
+    assignment = load_assignment("mini", root=tmp_path / "assignments")
+    authoring = [p for p in verify_assignment(assignment).problems if p.startswith("authoring: ")]
+    assert authoring == expected
+    assert [p for p in verify_assignment(assignment, grade=False).problems if p.startswith("authoring: ")] == []
+    result = CliRunner().invoke(main, ["verify", "mini"], env={"GRADER_ASSIGNMENTS": str(tmp_path / "assignments")})
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert [line.strip() for line in result.output.splitlines()][2:4] == [e.removeprefix("authoring: ")
+                                                                          for e in expected]
+    assert "not graded: fix the authoring problems first" in result.output

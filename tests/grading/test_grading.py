@@ -341,3 +341,71 @@ def test_grade_all_says_a_stale_known_mistake_once_before_grading(tmp_path):
         f"the reference (expected exactly once); copy it again from the reference; until then no student is told "
         f"this mistake's hint (`grader verify mini` refuses it)"]
     assert "stale" not in (tmp_path / "c.csv").read_text()
+
+
+BROKEN_MISTAKE = '''
+[[mutation]]
+id = "row_sums_first_axis_helper"
+task = "row_sums"
+hint = "You reduced over dimension 0 through a helper."
+
+[[mutation.edits]]
+file = "ops.py"
+old = "import torch\\n"
+new = "import torch\\n\\nAXIS = first_axis()\\n"
+
+[[mutation.edits]]
+file = "ops.py"
+old = "x.sum(dim=-1)"
+new = "x.sum(dim=AXIS)"
+'''
+
+
+def _mini_with_a_mistake_that_does_not_import(tmp_path: Path) -> str:
+    """The mini fixture whose only mistake is valid Python that fails when imported, and the warning grading gives
+    for it (the line `grader verify` prints); were it sound, it would diagnose a row sum over dimension 0."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    shutil.copytree(fixtures / "assignments" / "mini", tmp_path / "assignments" / "mini")
+    shutil.copytree(fixtures / "reference_solutions" / "mini", tmp_path / "reference_solutions" / "mini")
+    mistakes = tmp_path / "assignments" / "mini" / "hidden" / "mistakes" / "row_sums.toml"
+    mistakes.write_text(BROKEN_MISTAKE)
+    line = BROKEN_MISTAKE.splitlines().index('id = "row_sums_first_axis_helper"') + 1
+    return (f"warning: {mistakes}:{line}: mutation 'row_sums_first_axis_helper' does not import: ops.py, line 5: "
+            f"NameError: name 'first_axis' is not defined; a mistake or variant is code a student could run: fix "
+            f"its new text; until then no student is told this mistake's hint (`grader verify mini` refuses it)")
+
+
+def _summing_over_columns(source: Path, destination: Path) -> Path:
+    shutil.copytree(source, destination)
+    ops = destination / "ops.py"
+    ops.write_text(ops.read_text().replace("x.sum(dim=-1)", "x.sum(dim=0)"))
+    return destination
+
+
+def test_a_known_mistake_that_does_not_import_is_said_once_to_the_instructor_and_never_in_the_report(tmp_path):
+    """The judge finds it when it first tries it, on a failed check: `grader grade` says so once on stderr, as it
+    says a stale one, and the report holds no trace of it."""
+    warning = _mini_with_a_mistake_that_does_not_import(tmp_path)
+    submission = _summing_over_columns(tmp_path / "reference_solutions" / "mini", tmp_path / "work" / "mini")
+    env = {**os.environ, "GRADER_ASSIGNMENTS": str(tmp_path / "assignments")}
+    result = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", "mini", str(submission), "--format",
+                             "json"], capture_output=True, text=True, timeout=600, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [warning]
+    report = json.loads(result.stdout)
+    assert report["score"] == 2 and "first_axis" not in result.stdout, result.stdout
+
+
+def test_grade_all_says_a_known_mistake_that_does_not_import_once_after_grading(tmp_path):
+    """Each worker's judge finds it on its own: the batch says it once, after its summary, and no student's record
+    carries it."""
+    warning = _mini_with_a_mistake_that_does_not_import(tmp_path)
+    for student in ("alice", "bob"):
+        _summing_over_columns(tmp_path / "reference_solutions" / "mini", tmp_path / "class" / student / "mini")
+    env = {**os.environ, "GRADER_ASSIGNMENTS": str(tmp_path / "assignments")}
+    result = subprocess.run([sys.executable, "-m", "autograder.cli", "grade-all", "mini", str(tmp_path / "class"),
+                             "--jobs", "2", "--gradebook", str(tmp_path / "gb.db"), "--csv", str(tmp_path / "c.csv")],
+                            capture_output=True, text=True, timeout=600, env=env)
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stderr.splitlines() if line.startswith("warning:")] == [warning]
+    assert "first_axis" not in (tmp_path / "c.csv").read_text() and "first_axis" not in result.stdout

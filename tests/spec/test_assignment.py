@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from autograder.errors import AssignmentError
-from autograder.spec.assignment import available_assignments, load_assignment
+from autograder.spec.assignment import available_assignments, load_assignment, missing_paths
 
 
 def test_assignment3_points_add_up_to_100(assignment3):
@@ -120,3 +120,11 @@ def test_broken_toml_is_one_clear_error(tmp_path):
 
 def test_available_assignments_lists_assignment3():
     assert "assignment3" in available_assignments()
+
+
+def test_a_manifest_without_its_optional_tables_names_no_missing_path():
+    """The mini fixture has no [quiz], [late], [figures] or [audit]: an absent table names no file (it made
+    ``grader verify`` of any such assignment end in a traceback); only its default public_tests folder is missing."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "assignments"
+    [problem] = missing_paths(load_assignment("mini", root=fixtures)).values()
+    assert "[assignment] public_tests names the folder 'public_tests', which does not exist" in problem

@@ -10,7 +10,8 @@ import pytest
 
 from autograder.errors import AssignmentError
 from autograder.spec.assignment import Assignment, load_assignment
-from autograder.spec.mutation import apply_mutation, combined_problems, load_mutations
+from autograder.spec import mutation as mutation_module
+from autograder.spec.mutation import apply_mutation, combined_problems, load_mutation, load_mutations
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 MISTAKE = '''[[mutation]]
@@ -56,7 +57,7 @@ def _refused(assignment: Assignment, which: str) -> str:
 
 def _all(assignment: Assignment) -> list[str]:
     return combined_problems(assignment.reference,
-                             load_mutations(assignment, "mistakes") + load_mutations(assignment, "variants"))
+                             load_mutations(assignment, "mistakes") + load_mutations(assignment, "variants"))[0]
 
 
 def test_the_fixture_loads_and_applies_cleanly(mini: Assignment) -> None:
@@ -157,3 +158,52 @@ def test_an_edit_that_leaves_a_syntax_error_is_named_without_grading(mini: Assig
     [problem] = _all(mini)
     assert problem.startswith(f"{path}:2: mutation 'row_sums_over_columns' leaves ops.py with a syntax error at line ")
     assert problem.endswith("a mistake or variant is code a student could run: fix its new text")
+
+
+
+# Valid Python that fails when imported: each a module-level line put in front of row_sums, and what it raises.
+IMPORT_FAILURES = {
+    "an undefined name": ("AXIS = first_axis()", "NameError: name 'first_axis' is not defined"),
+    "a module that does not exist": ("import tourch", "ModuleNotFoundError: No module named 'tourch'"),
+    "an exception": ("raise ValueError('no axis')", "ValueError: no axis"),
+}
+
+
+@pytest.mark.parametrize("failure", sorted(IMPORT_FAILURES))
+def test_a_mutation_that_does_not_import_is_one_line_with_its_file_line_and_exception(mini: Assignment,
+                                                                                       tmp_path: Path,
+                                                                                       failure: str) -> None:
+    """What the judge and `grader verify` both run (load_mutation): the mutation's own line, the mutated file's
+    line that raised, the exception's type and message."""
+    line, says = IMPORT_FAILURES[failure]
+    path = _write(mini, "mistakes", MISTAKE.replace('old = "x.sum(dim=-1)"', 'old = "def row_sums"').replace(
+        'new = "x.sum(dim=0)"', f'new = "{line}\\n\\ndef row_sums"'))
+    mistake = load_mutations(mini, "mistakes")[0]
+    problems, edited = combined_problems(mini.reference, [mistake])
+    assert problems == [] and [m.id for m, _ in edited] == ["row_sums_over_columns"]  # text alone cannot tell
+    folder = apply_mutation(mini.reference, mistake, tmp_path / "out")
+    raised_at = (folder / "ops.py").read_text().splitlines().index(line) + 1
+    with pytest.raises(AssignmentError) as caught:
+        load_mutation(folder, mistake, f"_test_mutation_{failure.replace(' ', '_')}", mini.modules)
+    assert str(caught.value) == (f"{path}:2: mutation 'row_sums_over_columns' does not import: ops.py, line "
+                                 f"{raised_at}: {says}; a mistake or variant is code a student could run: fix its "
+                                 f"new text")
+
+
+def test_each_edit_is_made_once_and_the_edited_texts_come_back(mini: Assignment,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """combined_problems applies each mutation once (it applied each twice: once to see it applies, again to
+    parse it) and returns what it made, so that importing the mutations needs no third pass."""
+    made: list[str] = []
+    original = mutation_module.edited_texts
+
+    def counting(reference: Path, mutation: mutation_module.Mutation) -> dict[str, str]:
+        made.append(mutation.id)
+        return original(reference, mutation)
+
+    monkeypatch.setattr(mutation_module, "edited_texts", counting)
+    mutations = load_mutations(mini, "mistakes") + load_mutations(mini, "variants")
+    problems, edited = combined_problems(mini.reference, mutations)
+    assert problems == [] and made == ["row_sums_over_columns", "scale_by_mul"]
+    assert [(m.id, texts["ops.py"].count("x.sum(dim=0)")) for m, texts in edited] == \
+        [("row_sums_over_columns", 1), ("scale_by_mul", 0)]
