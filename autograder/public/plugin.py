@@ -75,7 +75,7 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
         tasks = sorted(set(_TASK_MARKER.findall(path.read_text(encoding="utf-8"))))
     except OSError:
         tasks = []
-    text = str(report.longrepr)
+    text = report.longreprtext  # never coloured: str(longrepr) follows FORCE_COLOR, which Jupyter kernels set
     blocked_by = [module for module, message in Settings.broken.items() if message in text]
     lines = [line for line in text.splitlines() if line.strip()]
     error = next((line[1:].strip() for line in reversed(lines) if line.startswith("E ")), lines[-1] if lines else "")
@@ -271,6 +271,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
             summary = [shorten(f"{excinfo.typename}: {excinfo.value}"), f"(could not condense: {exc})"]
         if report.when == "setup":
             summary.insert(0, "the test's setup (a fixture) failed:")
-    detail = str(report.longrepr)[:DETAIL_CHARS] if report.failed else ""
+    detail = report.longreprtext[:DETAIL_CHARS] if report.failed else ""
     _records.append({"task": task_of(item), "test": item.name, "nodeid": item.nodeid, "status": status,
                      "summary": summary, "detail": detail, "frames": frames})

@@ -204,3 +204,18 @@ def test_check_cells_name_the_cell_to_rerun_and_only_the_quiz_cells_speak_of_the
     final = outputs["check-all"]
     assert "questions not answered yet" in final and "grader check" not in final and "answers.toml" not in final
     assert f'check_notebook("{name}", task="{task}", verbose=True)' in next_line(final)
+
+
+def test_verbose_output_has_no_colour_codes_even_where_colour_is_forced(tmp_path: Path) -> None:
+    """Jupyter kernels set FORCE_COLOR=1: pytest's colour codes came out as literal ``\\x1b[...m`` text (printable()
+    escapes them), and a coloured path escaped the rewriting to the student's own paths."""
+    student_copy(tmp_path, lambda text: text.replace("diagonal=1)", "diagonal=-1)", 1))
+
+    result = run_check("assignment3", "../work", "--task", "causal_mask", "--verbose", cwd=tmp_path / "here",
+                       FORCE_COLOR="1", PY_COLORS="1")
+    out = result.stdout
+    assert "--- pytest's output of" in out, out + result.stderr
+    assert "\x1b" not in out and "\\x1b" not in out, out
+    locations = set(_LOCATION.findall(out))
+    assert locations and [p for p in locations if not (tmp_path / "here" / p).is_file()] == [], out
+
