@@ -70,7 +70,7 @@ def _check(spec: Assignment, path: Path | None, selected: list[str] | None, task
         return None
     with checked_work(spec, path, show_extracted) as prepared:  # what grading would take, said as grade says it
         invocation = Invocation.of(spec, None if path is None else str(path), notebook=is_notebook(prepared.source),
-                                   tasks=tasks)
+                                   tasks=tasks, verbose=verbose)
         outcome = check_and_print(spec, prepared, selected, write, verbose=verbose, worker=worker,
                                   invocation=invocation)
     if show_extracted is not None and is_notebook(prepared.source):

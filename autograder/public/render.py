@@ -174,6 +174,9 @@ def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocat
         if result.status == "failed" and result.missing:
             return (f"Next: give {result.missing.name} its name back in {result.missing.file} (the public tests "
                     f"import it by that name), then {invocation.again()}.")
+        if result.status == "failed" and invocation.verbose:  # sending them to --verbose again would be a loop
+            return (f"Next: fix {result.task}, the first failing task in the README's order (pytest's full output "
+                    f"is above), then {invocation.rerun(result.task, verbose=True)}.")
         if result.status == "failed":
             return (f"Next: fix {result.task}, the first failing task in the README's order, then "
                     f"{invocation.rerun(result.task, verbose=True)}: it shows pytest's full output.")

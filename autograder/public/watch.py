@@ -161,7 +161,8 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
             stamps = file_stamps(files)  # before the first check: a save while it runs is a save
             before = code_digests(assignment, prepared.package_dir)
             invocation = Invocation.of(assignment, None if path is None else str(path),
-                                       notebook=is_notebook(prepared.source), tasks=typed_tasks)
+                                       notebook=is_notebook(prepared.source), tasks=typed_tasks,
+                                       verbose=verbose)
             check_and_print(assignment, prepared, selected, write, verbose, worker, invocation)
         write(f"\nwatching {describe_watched(files)} for saves (Ctrl-C to stop)\n")
         for changed in saves(files, stamps, poll):

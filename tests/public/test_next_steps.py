@@ -219,3 +219,12 @@ def test_verbose_output_has_no_colour_codes_even_where_colour_is_forced(tmp_path
     locations = set(_LOCATION.findall(out))
     assert locations and [p for p in locations if not (tmp_path / "here" / p).is_file()] == [], out
 
+
+def test_after_verbose_the_next_step_does_not_send_the_student_back_for_the_output_they_have(tmp_path: Path) -> None:
+    student_copy(tmp_path, lambda text: text.replace("diagonal=1)", "diagonal=-1)", 1))
+
+    result = run_check("assignment3", "../work", "--task", "causal_mask", "--verbose", cwd=tmp_path / "here")
+    assert next_line(result.stdout) == ("Next: fix causal_mask, the first failing task in the README's order (pytest's "
+                                        "full output is above), then run `grader check assignment3 ../work --task "
+                                        "causal_mask --verbose`.")
+
