@@ -23,6 +23,8 @@ from autograder.submission.notebook.places import CellMap
 from autograder.util.names import nearest
 
 DETAIL_CHARS = 20000
+PRINTED_LINES = 40  # of what a failing test printed, the last lines its --verbose output shows
+PRINTED_LINE_CHARS = 300
 _TASK_MARKER = re.compile(r"""mark\.task\(\s*["']([A-Za-z0-9_]+)["']""")
 # CPython's words for ``from package.module import name`` when the module has no such name (3.8 to 3.13)
 _CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
@@ -271,6 +273,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
             summary = [shorten(f"{excinfo.typename}: {excinfo.value}"), f"(could not condense: {exc})"]
         if report.when == "setup":
             summary.insert(0, "the test's setup (a fixture) failed:")
-    detail = report.longreprtext[:DETAIL_CHARS] if report.failed else ""
+    detail = report.longreprtext[:DETAIL_CHARS] + printed(report) if report.failed else ""
     _records.append({"task": task_of(item), "test": item.name, "nodeid": item.nodeid, "status": status,
                      "summary": summary, "detail": detail, "frames": frames})
+
+
+def printed(report: pytest.TestReport) -> str:
+    """What the test printed (pytest's ``Captured stdout call`` sections and the like, which ``longreprtext`` leaves
+    out): a student debugging with print() reads it under the failure, each section cut to its last lines."""
+    parts = []
+    for title, content in report.sections:
+        if not title.startswith("Captured") or not content.strip():
+            continue
+        lines = [line if len(line) <= PRINTED_LINE_CHARS else line[:PRINTED_LINE_CHARS - 1] + "…"
+                 for line in content.rstrip("\n").split("\n")]  # spaces kept: a printed tensor's columns align
+        if len(lines) > PRINTED_LINES:
+            lines = [f"({len(lines) - PRINTED_LINES} earlier lines not shown)", *lines[-PRINTED_LINES:]]
+        parts.append("\n".join([f"----- {title} -----", *lines]))
+    return "".join(f"\n\n{part}" for part in parts)

@@ -228,3 +228,15 @@ def test_after_verbose_the_next_step_does_not_send_the_student_back_for_the_outp
                                         "full output is above), then run `grader check assignment3 ../work --task "
                                         "causal_mask --verbose`.")
 
+
+def test_verbose_shows_what_the_students_code_printed(tmp_path: Path) -> None:
+    """Print debugging: what the student's function printed in a failing test is part of pytest's full output."""
+    student_copy(tmp_path, lambda text: text.replace(
+        "    return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)",
+        "    for row in range(n):\n        print('debug row', row)\n"
+        "    return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=-1)", 1))
+
+    plain = run_check("assignment3", "../work", "--task", "causal_mask", cwd=tmp_path / "here")
+    verbose = run_check("assignment3", "../work", "--task", "causal_mask", "--verbose", cwd=tmp_path / "here")
+    assert "debug row" not in plain.stdout, plain.stdout
+    assert "debug row 3" in verbose.stdout and "Captured stdout" in verbose.stdout, verbose.stdout
