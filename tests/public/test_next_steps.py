@@ -121,8 +121,8 @@ def test_next_names_the_next_unfinished_task_or_says_which_tasks_did_not_run(tmp
     shutil.copyfile(REPO / "student_template" / "assignment3" / "tiny_gpt.py", package / "tiny_gpt.py")
 
     whole = run_check("assignment3", "../work", cwd=tmp_path / "here")
-    assert next_line(whole.stdout) == ("Next: implement tiny_gpt, the first task in the README's order not done yet, "
-                                       "then run `grader check assignment3 ../work --task tiny_gpt`.")
+    assert next_line(whole.stdout) == ("Next: implement tiny_gpt (TinyGPT), the first task in the README's order not "
+                                       "done yet, then run `grader check assignment3 ../work --task tiny_gpt`.")
     one = run_check("assignment3", "../work", "--task", "causal_mask", cwd=tmp_path / "here")
     assert next_line(one.stdout) == ("Next: the public tests of causal_mask pass; the other tasks were not run this "
                                      "time: run `grader check assignment3 ../work` to check them all.")
@@ -194,7 +194,10 @@ def test_check_cells_name_the_cell_to_rerun_and_only_the_quiz_cells_speak_of_the
     if name == "assignment3":
         assert "causal_mask returned a numpy.ndarray; return a torch.Tensor" in per_task
 
-    assert "--- pytest's output of" in outputs["suggested"] and "quiz" not in outputs["suggested"].lower()
+    suggested = outputs["suggested"]
+    assert "--- pytest's output of" in suggested and "quiz" not in suggested.lower()
+    assert "\\x1b" not in suggested and "\x1b" not in suggested, suggested  # the kernel sets FORCE_COLOR=1
+    assert "(pytest's full output is above)" in next_line(suggested), suggested  # not sent back to verbose=True
 
     quiz = outputs["check-quiz"]
     assert "questions not answered yet: q1–" in quiz and "answers.toml" not in quiz, quiz
@@ -240,3 +243,17 @@ def test_verbose_shows_what_the_students_code_printed(tmp_path: Path) -> None:
     verbose = run_check("assignment3", "../work", "--task", "causal_mask", "--verbose", cwd=tmp_path / "here")
     assert "debug row" not in plain.stdout, plain.stdout
     assert "debug row 3" in verbose.stdout and "Captured stdout" in verbose.stdout, verbose.stdout
+
+
+@pytest.mark.parametrize(("task", "words"), [
+    ("head_split", "implement head_split (split_heads and merge_heads), the first task"),
+    ("tiny_gpt", "implement tiny_gpt (TinyGPT), the first task"),
+    ("causal_mask", "implement causal_mask, the first task"),
+])
+def test_the_next_task_is_named_with_the_functions_the_student_finds_in_their_files(task: str, words: str) -> None:
+    """The package's README and stubs name functions, never task ids: ``implement head_split`` sent the student
+    looking for a function that does not exist."""
+    spec = load_assignment("assignment3")
+    outcome = CheckOutcome(package=Path("assignment3"))
+    outcome.tasks = [PublicTaskResult(task, [PublicTest("test_one", "not_implemented")], expected=1, done=True)]
+    assert next_step(spec, outcome, Invocation.of(spec)).startswith(f"Next: {words} in the README's order not done")
