@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import linecache
 import re
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ _TORCH_GREATEST = re.compile(r"Greatest absolute difference: (\S+) at index (\([
 _NUMPY_GREATEST = re.compile(r"Max absolute difference(?: among violations)?: (\S+)")
 _ATTRIBUTE = re.compile(r"The values for attribute '(\w+)' do not match: (.+?) != (.+?)\.?$", re.M)
 _DID_NOT_RAISE = re.compile(r"DID NOT RAISE (.+)$")
+_DUMPED_FRAME = re.compile(r'^\s*File "(.+)", line (\d+) in (\S+)', re.M)  # a frame of faulthandler's stack
 
 
 def shorten(text: str, width: int = MAX_WIDTH) -> str:
@@ -121,6 +123,24 @@ def _student_frame(entry: Any, package_dir: Path, cell_map: CellMap | None) -> l
         return [where, f"    {shorten(str(entry.statement), MAX_WIDTH - 4)}"]
     except Exception:  # noqa: BLE001 - source unavailable
         return []
+
+
+def stopped_in(stack: str, package_dir: Path, cell_map: CellMap | None = None) -> list[str]:
+    """Where a test that overran was when it was stopped: the innermost line of the student's own code in
+    faulthandler's stack (most recent call first), with its text; nothing when no frame is the student's.
+
+    Args:
+        stack: faulthandler's dump of the test's thread.
+        package_dir: The student's package folder.
+        cell_map: A notebook's map of its extracted files (the line is then said as a cell's).
+    """
+    for path, line, function in _DUMPED_FRAME.findall(stack):
+        if _inside(path, package_dir):
+            name = Path(path).resolve().relative_to(package_dir.resolve()).as_posix()
+            text = linecache.getline(path, int(line)).strip()
+            return [f"stopped in {place(name, int(line), cell_map)}, in {function}",
+                    *([f"    {shorten(text, MAX_WIDTH - 4)}"] if text else [])]
+    return []
 
 
 def _expected_exception(test_file: Path, lineno: int) -> str | None:

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import pytest
 
 RESULTS_ENV = "GRADER_PUBLIC_RESULTS"
-from autograder.public.condense import condense, shorten, student_frames, student_function
+from autograder.public.condense import condense, shorten, stopped_in, student_frames, student_function
 from autograder.submission.notebook.places import CellMap
 from autograder.util.names import nearest
 
@@ -144,8 +144,10 @@ def pytest_runtestloop(session: pytest.Session) -> bool:
         # grader check still prints the tasks in the README's order.
         slow_first = sorted(ordered, key=lambda pair: -max(time_limit(item) for item in pair[1]))
         gc.freeze()  # the student's modules and the collected tests: no fork's garbage collector scans them either
+        package_dir, cell_map = Path(config.get("package_dir", ".")), CellMap.from_data(config.get("cell_map"))
         run_tasks(slow_first, int(config.get("jobs", 1)), time_limit, _run_item, Settings.send,
-                  close_in_child=(Settings.channel_fd,) if Settings.channel_fd >= 0 else ())
+                  close_in_child=(Settings.channel_fd,) if Settings.channel_fd >= 0 else (),
+                  stopped_at=lambda stack: stopped_in(stack, package_dir, cell_map))
     else:
         _run_in_process(ordered)
     Settings.send({"event": "done"})  # grader check need not wait for pytest's own ending
