@@ -55,8 +55,7 @@ def show(assignment: str, path: Path | None, out: Path | None, open_page: bool, 
                        on_page=(lambda page: webbrowser.open(page.as_uri())) if open_page else None)
         return
     rendered = render_work(spec, path, out, expected=expected)  # a notebook's extraction notes are printed
-    click.echo(f"{spec.name}: {rendered.summary()}")
-    click.echo(f"page: {rendered.page}")
+    click.echo(rendered.terminal_lines(f"{spec.name}: {rendered.summary()}"), nl=False)
     if open_page:
         webbrowser.open(rendered.page.as_uri())
     exit_without_teardown()  # the page is written, the workers stopped, the intake's copy removed
