@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Mapping
 from typing import Callable
 
 from autograder.public.hints import dependency_hints, used_tasks
@@ -29,14 +31,18 @@ class Printer:
         verbose: Also print pytest's full output of each failing test.
         invocation: How the student ran the check (the words of the next step); ``grader check`` without a
             path when None.
+        earlier: A ``--watch`` re-run's results of the last check, by task: the tasks this run does not check keep
+            theirs for the next step, which then names the first unfinished task of all (a re-run of
+            multi_head_attention must not call it the first one not done while head_split is not).
     """
 
     def __init__(self, assignment: Assignment, write: Callable[[str], None], verbose: bool = False,
-                 invocation: Invocation | None = None) -> None:
+                 invocation: Invocation | None = None, earlier: Mapping[str, PublicTaskResult] | None = None) -> None:
         self.assignment = assignment
         self.write = write
         self.verbose = verbose
         self.invocation = invocation or Invocation.of(assignment)
+        self.earlier = dict(earlier or {})
         self.printed: set[str] = set()
         self.imports_printed = False
         self.width = max([len(t.id) for t in assignment.tasks] + [8])
@@ -54,7 +60,17 @@ class Printer:
         if kind in ("task", "end"):
             self._flush(outcome, final=kind == "end")
         if kind == "end":
-            self._out(footer(self.assignment, outcome, self.invocation))
+            self._out(footer(self.assignment, self._with_earlier(outcome), self.invocation))
+
+    def _with_earlier(self, outcome: CheckOutcome) -> CheckOutcome:
+        """The outcome with the earlier results of the tasks it did not check, all in the README's order."""
+        ran = {result.task for result in outcome.tasks}
+        kept = [result for task, result in self.earlier.items() if task not in ran]
+        if not kept:
+            return outcome
+        order = self.assignment.task_ids
+        tasks = sorted([*outcome.tasks, *kept], key=lambda r: order.index(r.task) if r.task in order else len(order))
+        return dataclasses.replace(outcome, tasks=tasks)
 
     def _flush(self, outcome: CheckOutcome, final: bool) -> None:
         done = {t.task for t in outcome.tasks if t.done}

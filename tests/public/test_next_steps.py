@@ -257,3 +257,22 @@ def test_the_next_task_is_named_with_the_functions_the_student_finds_in_their_fi
     outcome = CheckOutcome(package=Path("assignment3"))
     outcome.tasks = [PublicTaskResult(task, [PublicTest("test_one", "not_implemented")], expected=1, done=True)]
     assert next_step(spec, outcome, Invocation.of(spec)).startswith(f"Next: {words} in the README's order not done")
+
+
+def test_a_watch_rerun_names_the_first_unfinished_task_of_all_not_of_those_it_ran() -> None:
+    """A save re-runs the tasks it touched: their first unfinished one is not "the first task in the README's order
+    not done yet" while an earlier task, not re-run, is not done either."""
+    from autograder.public.render import Printer
+
+    spec = load_assignment("assignment3")
+    done = {task: PublicTaskResult(task, [PublicTest("test_one", "passed")], expected=1, done=True)
+            for task in ("causal_mask", "attention")}
+    stub = PublicTaskResult("head_split", [PublicTest("test_one", "not_implemented")], expected=1, done=True)
+    outcome = CheckOutcome(package=Path("assignment3"))
+    outcome.tasks = [PublicTaskResult("multi_head_attention", [PublicTest("test_one", "not_implemented")],
+                                      expected=1, done=True)]
+    written: list[str] = []
+    Printer(spec, written.append, earlier={**done, "head_split": stub})("end", outcome, None)
+    out = "".join(written)
+    assert next_line(out).startswith("Next: implement head_split (split_heads and merge_heads), the first task"), out
+    assert "head_split " not in out.split("Next:")[0], out  # the line of a task this run did not check is not printed
