@@ -125,6 +125,37 @@ def _student_frame(entry: Any, package_dir: Path, cell_map: CellMap | None) -> l
         return []
 
 
+def stack_frames(stack: str, package_dir: Path) -> list[str]:
+    """The student's functions in faulthandler's stack, as ``module.qualname`` outermost first (what
+    :func:`student_frames` gives for a traceback: a hint may then name a building block a test hung in)."""
+    frames = []
+    for path, line, function in reversed(_DUMPED_FRAME.findall(stack)):
+        if _inside(path, package_dir):
+            module = ".".join(Path(path).resolve().relative_to(package_dir.resolve()).with_suffix("").parts)
+            frames.append(f"{module}.{_qualname(path, int(line), function)}")
+    return list(dict.fromkeys(frames))
+
+
+def _qualname(path: str, line: int, name: str) -> str:
+    """The qualified name of the function ``name`` whose lines hold ``line`` (``MultiHeadAttention.forward``:
+    faulthandler names a frame by its code's plain name); ``name`` when the file says nothing better."""
+    try:
+        nodes: list[tuple[ast.AST, str]] = [(parse(Path(path).read_text(encoding="utf-8")), "")]
+    except (OSError, SyntaxError, ValueError):
+        return name
+    found = name
+    while nodes:
+        node, prefix = nodes.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                    child.lineno <= line <= (child.end_lineno or child.lineno):
+                qualified = f"{prefix}{child.name}"
+                if child.name == name and not isinstance(child, ast.ClassDef):
+                    found = qualified
+                nodes.append((child, qualified + ("." if isinstance(child, ast.ClassDef) else ".<locals>.")))
+    return found
+
+
 def stopped_in(stack: str, package_dir: Path, cell_map: CellMap | None = None) -> list[str]:
     """Where a test that overran was when it was stopped: the innermost line of the student's own code in
     faulthandler's stack (most recent call first), with its text; nothing when no frame is the student's.

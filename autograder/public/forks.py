@@ -61,8 +61,8 @@ def describe_exit(status: int) -> str:
 
 def run_tasks(groups: list[tuple[str, list[Any]]], jobs: int, limit_of: Callable[[Any], float],
               run_item: Callable[[Any, Any], dict[str, Any]], send: Callable[[dict[str, Any]], None],
-              close_in_child: tuple[int, ...] = (), stopped_at: Callable[[str], list[str]] = lambda stack: []
-              ) -> None:
+              close_in_child: tuple[int, ...] = (),
+              stopped_at: Callable[[str], dict[str, list[str]]] = lambda stack: {}) -> None:
     """Run every group of tests, ``jobs`` forks at a time, sending events as tests start and end.
 
     Args:
@@ -72,8 +72,9 @@ def run_tasks(groups: list[tuple[str, list[Any]]], jobs: int, limit_of: Callable
         run_item: Runs one item (with the next one, or None) in the fork and returns its result record.
         send: Passes an event on to ``grader check``.
         close_in_child: File descriptors a fork must not keep open (the channel to ``grader check``).
-        stopped_at: Lines saying where a test that overran was, from the stack faulthandler wrote (most recent
-            call first); added to its "did not finish" line.
+        stopped_at: What the stack faulthandler wrote (most recent call first) adds to the result of a test that
+            overran: ``summary`` lines saying where it was (after its "did not finish" line), and the student's
+            ``frames`` it was in.
     """
     pending = deque(groups)
     running: dict[int, _Run] = {}
@@ -244,7 +245,7 @@ def _reap(pids: list[int], block: bool) -> list[int]:
 
 
 def _finish(run: _Run, pending: deque[tuple[str, list[Any]]], send: Callable[[dict[str, Any]], None],
-            dying: list[int], stopped_at: Callable[[str], list[str]] = lambda stack: []) -> None:
+            dying: list[int], stopped_at: Callable[[str], dict[str, list[str]]] = lambda stack: {}) -> None:
     """A fork ended, or reported every test: report the test it was running (timed out or crashed) and queue the
     task's other tests."""
     os.close(run.fd)
@@ -262,15 +263,16 @@ def _finish(run: _Run, pending: deque[tuple[str, list[Any]]], send: Callable[[di
     rest_from = run.reported
     if run.current is not None:
         item = run.items[run.current]
+        found = stopped_at(run.stack) if run.timed_out else {}
         if run.timed_out:
-            summary = [f"did not finish within {run.limit:g} s — an endless loop?", *stopped_at(run.stack)]
+            summary = [f"did not finish within {run.limit:g} s — an endless loop?", *found.get("summary", [])]
             status_name = "timeout"
         else:
             summary = [f"the test's process ended abruptly ({describe_exit(status)}) — os._exit, a crash in "
                        "native code or too much memory?"]
             status_name = "crashed"
         send({"event": "result", "task": run.task, "test": item.name, "nodeid": item.nodeid, "status": status_name,
-              "summary": summary, "detail": ""})
+              "summary": summary, "detail": "", "frames": found.get("frames", [])})
         rest_from = run.current + 1
     rest = run.items[rest_from:]
     if rest and (run.current is not None or run.reported):

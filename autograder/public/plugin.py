@@ -18,7 +18,14 @@ from typing import Any, Callable
 import pytest
 
 RESULTS_ENV = "GRADER_PUBLIC_RESULTS"
-from autograder.public.condense import condense, shorten, stopped_in, student_frames, student_function
+from autograder.public.condense import (
+    condense,
+    shorten,
+    stack_frames,
+    stopped_in,
+    student_frames,
+    student_function,
+)
 from autograder.submission.notebook.places import CellMap
 from autograder.util.names import nearest
 
@@ -147,7 +154,8 @@ def pytest_runtestloop(session: pytest.Session) -> bool:
         package_dir, cell_map = Path(config.get("package_dir", ".")), CellMap.from_data(config.get("cell_map"))
         run_tasks(slow_first, int(config.get("jobs", 1)), time_limit, _run_item, Settings.send,
                   close_in_child=(Settings.channel_fd,) if Settings.channel_fd >= 0 else (),
-                  stopped_at=lambda stack: stopped_in(stack, package_dir, cell_map))
+                  stopped_at=lambda stack: {"summary": stopped_in(stack, package_dir, cell_map),
+                                            "frames": stack_frames(stack, package_dir)})
     else:
         _run_in_process(ordered)
     Settings.send({"event": "done"})  # grader check need not wait for pytest's own ending
