@@ -321,6 +321,20 @@ def test_bad_input_is_one_line_with_exit_2(arguments, message):
     assert len(result.output.strip().splitlines()) == 1
 
 
+def test_open_says_so_when_no_browser_can_be_opened(monkeypatch, capsys, tmp_path):
+    """On a server or in a container ``grader show --open`` did nothing, silently."""
+    import importlib
+    import webbrowser
+
+    show_command = importlib.import_module("autograder.cli.show")  # the module, not the click command
+    monkeypatch.setattr(webbrowser, "open", lambda uri: False)
+    show_command._open(tmp_path / "index.html")
+    assert "no web browser could be opened here (--open)" in capsys.readouterr().out
+    monkeypatch.setattr(webbrowser, "open", lambda uri: True)
+    show_command._open(tmp_path / "index.html")
+    assert capsys.readouterr().out == ""
+
+
 # -- real runs in the sandbox, opened in a browser --------------------------------------------------------------
 
 
