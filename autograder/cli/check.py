@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 @click.argument("assignment")
 @click.argument("path", required=False, type=click.Path(path_type=Path))
 @click.option("--task", "tasks", multiple=True, metavar="ID",
-              help="Run only this task's public tests (repeatable); the quiz's format is always checked.")
-@click.option("--verbose", "-v", is_flag=True, help="Also show pytest's full output of each failing test.")
+              help="Run only this task's public tests (its id is the first column of the check's table; "
+                   "repeatable); the quiz's format is always checked.")
+@click.option("--verbose", "-v", is_flag=True, help="Also show pytest's full output of each failing test, and what it printed.")
 @click.option("--watch", is_flag=True,
               help="Keep checking: after each save, re-run the tasks whose functions changed and those that use "
                    "them (Ctrl-C to stop).")
@@ -70,7 +71,7 @@ def _check(spec: Assignment, path: Path | None, selected: list[str] | None, task
         return None
     with checked_work(spec, path, show_extracted) as prepared:  # what grading would take, said as grade says it
         invocation = Invocation.of(spec, None if path is None else str(path), notebook=is_notebook(prepared.source),
-                                   tasks=tasks)
+                                   tasks=tasks, verbose=verbose)
         outcome = check_and_print(spec, prepared, selected, write, verbose=verbose, worker=worker,
                                   invocation=invocation)
     if show_extracted is not None and is_notebook(prepared.source):

@@ -52,11 +52,16 @@ def show(assignment: str, path: Path | None, out: Path | None, open_page: bool, 
 
         # --open opens the first page once; a reload in the browser shows each redraw
         watch_and_show(spec, path, out, lambda text: click.echo(text, nl=False), expected=expected,
-                       on_page=(lambda page: webbrowser.open(page.as_uri())) if open_page else None)
+                       on_page=_open if open_page else None)
         return
     rendered = render_work(spec, path, out, expected=expected)  # a notebook's extraction notes are printed
-    click.echo(f"{spec.name}: {rendered.summary()}")
-    click.echo(f"page: {rendered.page}")
+    click.echo(rendered.terminal_lines(f"{spec.name}: {rendered.summary()}"), nl=False)
     if open_page:
-        webbrowser.open(rendered.page.as_uri())
+        _open(rendered.page)
     exit_without_teardown()  # the page is written, the workers stopped, the intake's copy removed
+
+
+def _open(page: Path) -> None:
+    """Open the page in a web browser, or say that none could be (a server, a container: --open did nothing)."""
+    if not webbrowser.open(page.as_uri()):
+        click.echo("note: no web browser could be opened here (--open); open the page above in one yourself")

@@ -53,9 +53,3 @@ def own_dependencies(assignment: Assignment, task: Task,
     if not kept:
         return None
     return OwnDependencies(tuple(kept), tuple(dict.fromkeys(uses)))
-
-
-def short_names(qualified: tuple[str, ...]) -> str:
-    """``("tiny_gpt.TinyGPT", "attention.causal_mask")`` as ``"TinyGPT and causal_mask"`` for a sentence."""
-    names = [q.split(".", 1)[1] for q in qualified]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]

@@ -13,7 +13,7 @@ import torch
 
 from autograder import __version__
 from autograder.errors import AssignmentError, WorkerDied
-from autograder.grading.dependencies import OwnDependencies, own_dependencies, short_names
+from autograder.grading.dependencies import OwnDependencies, own_dependencies
 from autograder.grading.jobs import CheckBatch, Jobs, read_outputs
 from autograder.grading.records import truncate
 from autograder.judge.refcache import ReferenceStore
@@ -36,7 +36,7 @@ from autograder.sandbox.host import (
     start_zygotes,
 )
 from autograder.sandbox.memory import GRADER_OOM_SCORE_ADJ, current_plan, set_oom_score_adj
-from autograder.spec.assignment import Assignment, Task, absent_file
+from autograder.spec.assignment import Assignment, Task, absent_file, short_names
 from autograder.spec.fingerprint import assignment_fingerprint
 from autograder.spec.mutation import diagnosable_mistakes
 from autograder.spec.quiz import (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import linecache
 import re
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ _TORCH_GREATEST = re.compile(r"Greatest absolute difference: (\S+) at index (\([
 _NUMPY_GREATEST = re.compile(r"Max absolute difference(?: among violations)?: (\S+)")
 _ATTRIBUTE = re.compile(r"The values for attribute '(\w+)' do not match: (.+?) != (.+?)\.?$", re.M)
 _DID_NOT_RAISE = re.compile(r"DID NOT RAISE (.+)$")
+_DUMPED_FRAME = re.compile(r'^\s*File "(.+)", line (\d+) in (\S+)', re.M)  # a frame of faulthandler's stack
 
 
 def shorten(text: str, width: int = MAX_WIDTH) -> str:
@@ -121,6 +123,55 @@ def _student_frame(entry: Any, package_dir: Path, cell_map: CellMap | None) -> l
         return [where, f"    {shorten(str(entry.statement), MAX_WIDTH - 4)}"]
     except Exception:  # noqa: BLE001 - source unavailable
         return []
+
+
+def stack_frames(stack: str, package_dir: Path) -> list[str]:
+    """The student's functions in faulthandler's stack, as ``module.qualname`` outermost first (what
+    :func:`student_frames` gives for a traceback: a hint may then name a building block a test hung in)."""
+    frames = []
+    for path, line, function in reversed(_DUMPED_FRAME.findall(stack)):
+        if _inside(path, package_dir):
+            module = ".".join(Path(path).resolve().relative_to(package_dir.resolve()).with_suffix("").parts)
+            frames.append(f"{module}.{_qualname(path, int(line), function)}")
+    return list(dict.fromkeys(frames))
+
+
+def _qualname(path: str, line: int, name: str) -> str:
+    """The qualified name of the function ``name`` whose lines hold ``line`` (``MultiHeadAttention.forward``:
+    faulthandler names a frame by its code's plain name); ``name`` when the file says nothing better."""
+    try:
+        nodes: list[tuple[ast.AST, str]] = [(parse(Path(path).read_text(encoding="utf-8")), "")]
+    except (OSError, SyntaxError, ValueError):
+        return name
+    found = name
+    while nodes:
+        node, prefix = nodes.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                    child.lineno <= line <= (child.end_lineno or child.lineno):
+                qualified = f"{prefix}{child.name}"
+                if child.name == name and not isinstance(child, ast.ClassDef):
+                    found = qualified
+                nodes.append((child, qualified + ("." if isinstance(child, ast.ClassDef) else ".<locals>.")))
+    return found
+
+
+def stopped_in(stack: str, package_dir: Path, cell_map: CellMap | None = None) -> list[str]:
+    """Where a test that overran was when it was stopped: the innermost line of the student's own code in
+    faulthandler's stack (most recent call first), with its text; nothing when no frame is the student's.
+
+    Args:
+        stack: faulthandler's dump of the test's thread.
+        package_dir: The student's package folder.
+        cell_map: A notebook's map of its extracted files (the line is then said as a cell's).
+    """
+    for path, line, function in _DUMPED_FRAME.findall(stack):
+        if _inside(path, package_dir):
+            name = Path(path).resolve().relative_to(package_dir.resolve()).as_posix()
+            text = linecache.getline(path, int(line)).strip()
+            return [f"stopped in {place(name, int(line), cell_map)}, in {function}",
+                    *([f"    {shorten(text, MAX_WIDTH - 4)}"] if text else [])]
+    return []
 
 
 def _expected_exception(test_file: Path, lineno: int) -> str | None:

@@ -3,11 +3,14 @@
 The worker has imported pytest, torch and the student's modules once; a fork per task starts in milliseconds,
 keeps one task's global changes away from the others, and can be killed from outside when a test overruns
 (a signal-based alarm cannot interrupt a long call into native code; SIGKILL can). A killed or crashed fork
-costs only the test it was running: the task's remaining tests run again in a fresh fork.
+costs only the test it was running: the task's remaining tests run again in a fresh fork. Before an overrun
+fork is killed, its faulthandler writes its stack to a pipe of its own, so the report can say which line of the
+student's code it was stopped in.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import select
@@ -21,6 +24,9 @@ from typing import Any, Callable
 from autograder.util.lifetime import die_with_parent
 
 HEARTBEAT_SECONDS = 1.0
+# asks a fork that overran to write its stack (faulthandler's, safe in any loop); forks only, so never on Windows
+STACK_SIGNAL = getattr(signal, "SIGUSR2", signal.SIGTERM)
+STACK_WAIT_SECONDS = 0.5  # how long an overrun fork may take to start writing its stack before it is killed
 
 
 @dataclass
@@ -37,6 +43,8 @@ class _Run:
     limit: float = 0.0
     reported: int = 0
     timed_out: bool = False
+    stack_fd: int = -1  # the read end of the pipe the fork's faulthandler writes its stack to
+    stack: str = ""  # that stack, read when the fork overran
 
 
 def describe_exit(status: int) -> str:
@@ -53,7 +61,8 @@ def describe_exit(status: int) -> str:
 
 def run_tasks(groups: list[tuple[str, list[Any]]], jobs: int, limit_of: Callable[[Any], float],
               run_item: Callable[[Any, Any], dict[str, Any]], send: Callable[[dict[str, Any]], None],
-              close_in_child: tuple[int, ...] = ()) -> None:
+              close_in_child: tuple[int, ...] = (),
+              stopped_at: Callable[[str], dict[str, list[str]]] = lambda stack: {}) -> None:
     """Run every group of tests, ``jobs`` forks at a time, sending events as tests start and end.
 
     Args:
@@ -63,6 +72,9 @@ def run_tasks(groups: list[tuple[str, list[Any]]], jobs: int, limit_of: Callable
         run_item: Runs one item (with the next one, or None) in the fork and returns its result record.
         send: Passes an event on to ``grader check``.
         close_in_child: File descriptors a fork must not keep open (the channel to ``grader check``).
+        stopped_at: What the stack faulthandler wrote (most recent call first) adds to the result of a test that
+            overran: ``summary`` lines saying where it was (after its "did not finish" line), and the student's
+            ``frames`` it was in.
     """
     pending = deque(groups)
     running: dict[int, _Run] = {}
@@ -86,14 +98,15 @@ def run_tasks(groups: list[tuple[str, list[Any]]], jobs: int, limit_of: Callable
                 if run.reported < len(run.items):
                     continue
             del running[fd]
-            _finish(run, pending, send, dying)
+            _finish(run, pending, send, dying, stopped_at)
         now = time.monotonic()
         for fd, run in list(running.items()):
             if run.deadline is not None and now >= run.deadline:
                 run.timed_out = True
+                run.stack = _stack_of(run)
                 _kill(run.pid)
                 del running[fd]
-                _finish(run, pending, send, dying)
+                _finish(run, pending, send, dying, stopped_at)
         dying[:] = _reap(dying, block=False)
         if time.monotonic() - last_sent >= HEARTBEAT_SECONDS:
             send({"event": "alive"})
@@ -104,26 +117,32 @@ def run_tasks(groups: list[tuple[str, list[Any]]], jobs: int, limit_of: Callable
 def _start(task: str, items: list[Any], run_item: Callable[[Any, Any], dict[str, Any]],
            close_in_child: tuple[int, ...]) -> _Run:
     read_end, write_end = os.pipe()
+    stack_read, stack_write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the fork: run the tests, report each one, never return
         os.close(read_end)
-        _child(items, write_end, run_item, close_in_child)
+        os.close(stack_read)
+        _child(items, write_end, run_item, close_in_child, stack_write)
     os.close(write_end)
+    os.close(stack_write)
+    os.set_blocking(stack_read, False)
     try:
         os.setpgid(pid, pid)  # also done in the child: whichever runs first, the group exists before a kill
     except OSError:
         pass
-    return _Run(task=task, items=items, pid=pid, fd=read_end)
+    return _Run(task=task, items=items, pid=pid, fd=read_end, stack_fd=stack_read)
 
 
 def _child(items: list[Any], fd: int, run_item: Callable[[Any, Any], dict[str, Any]],
-           close_in_child: tuple[int, ...]) -> None:
+           close_in_child: tuple[int, ...], stack_fd: int) -> None:
     status = 0
     try:
         os.setpgid(0, 0)
         die_with_parent()
         for other in close_in_child:
             os.close(other)
+        # written from the signal handler in C: it reaches a `while True: pass` and a long call into native code alike
+        faulthandler.register(STACK_SIGNAL, file=stack_fd, all_threads=False)
         for index, item in enumerate(items):
             _write(fd, {"start": index})
             record = run_item(item, items[index + 1] if index + 1 < len(items) else None)
@@ -181,6 +200,30 @@ def _receive(run: _Run, chunk: bytes, limit_of: Callable[[Any], float], send: Ca
             run.reported += 1
 
 
+def _stack_of(run: _Run) -> str:
+    """The stack of an overrun fork: signal it, wait until faulthandler has written, read what it wrote."""
+    try:
+        os.kill(run.pid, STACK_SIGNAL)
+    except OSError:
+        return ""
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + STACK_WAIT_SECONDS
+    while time.monotonic() < deadline:  # a quiet tenth of a second after the first bytes: the dump is complete
+        wait = deadline - time.monotonic() if not chunks else 0.1
+        if not select.select([run.stack_fd], [], [], max(0.0, wait))[0]:
+            if chunks:
+                break
+            continue
+        try:
+            chunk = os.read(run.stack_fd, 1 << 16)
+        except BlockingIOError:
+            continue
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
 def _kill(pid: int) -> None:
     for action in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
         try:
@@ -202,10 +245,11 @@ def _reap(pids: list[int], block: bool) -> list[int]:
 
 
 def _finish(run: _Run, pending: deque[tuple[str, list[Any]]], send: Callable[[dict[str, Any]], None],
-            dying: list[int]) -> None:
+            dying: list[int], stopped_at: Callable[[str], dict[str, list[str]]] = lambda stack: {}) -> None:
     """A fork ended, or reported every test: report the test it was running (timed out or crashed) and queue the
     task's other tests."""
     os.close(run.fd)
+    os.close(run.stack_fd)
     if run.reported == len(run.items):  # done: the next task need not wait for its exit (tens of milliseconds)
         _kill(run.pid)  # with anything the test started in the fork's process group
         dying.append(run.pid)
@@ -219,15 +263,16 @@ def _finish(run: _Run, pending: deque[tuple[str, list[Any]]], send: Callable[[di
     rest_from = run.reported
     if run.current is not None:
         item = run.items[run.current]
+        found = stopped_at(run.stack) if run.timed_out else {}
         if run.timed_out:
-            summary = [f"did not finish within {run.limit:g} s — an endless loop?"]
+            summary = [f"did not finish within {run.limit:g} s — an endless loop?", *found.get("summary", [])]
             status_name = "timeout"
         else:
             summary = [f"the test's process ended abruptly ({describe_exit(status)}) — os._exit, a crash in "
                        "native code or too much memory?"]
             status_name = "crashed"
         send({"event": "result", "task": run.task, "test": item.name, "nodeid": item.nodeid, "status": status_name,
-              "summary": summary, "detail": ""})
+              "summary": summary, "detail": "", "frames": found.get("frames", [])})
         rest_from = run.current + 1
     rest = run.items[rest_from:]
     if rest and (run.current is not None or run.reported):

@@ -23,6 +23,7 @@ class Invocation:
         tasks: The tasks asked for (empty: every task).
         answers_file: The package's answers file (``answers.toml``), for work that is a package.
         quiz_task: The quiz's task id (``quiz``), or "" without a quiz.
+        verbose: pytest's full output of each failing test is printed (``--verbose``, ``verbose=True``).
     """
 
     assignment: str
@@ -32,14 +33,16 @@ class Invocation:
     tasks: tuple[str, ...] = ()
     answers_file: str = ""
     quiz_task: str = ""
+    verbose: bool = False
 
     @classmethod
     def of(cls, assignment: Assignment, path: str | None = None, cell: bool = False, notebook: bool = False,
-           tasks: tuple[str, ...] = ()) -> Invocation:
+           tasks: tuple[str, ...] = (), verbose: bool = False) -> Invocation:
         """The context of one check of ``assignment`` (``grader check`` when ``cell`` is False)."""
         quiz = assignment.quiz
         return cls(assignment.name, path=path, cell=cell, notebook=notebook or cell, tasks=tasks,
-                   answers_file=quiz.answers_file if quiz else "", quiz_task=quiz.task_id if quiz else "")
+                   answers_file=quiz.answers_file if quiz else "", quiz_task=quiz.task_id if quiz else "",
+                   verbose=verbose)
 
     def command(self, tasks: tuple[str, ...] = (), verbose: bool = False) -> str:
         """The check to run next, in the student's own form: the same path, a cell's call in a notebook.

@@ -159,7 +159,7 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
         raise NotebookError(f"no task {task!r} in {spec.name} (tasks: {', '.join(spec.task_ids)})")
     selected = [] if quiz_only else (None if task is None else [task])
     invocation = Invocation.of(spec, None if path is None else str(path), cell=True,
-                               tasks=() if task is None else (task,))
+                               tasks=() if task is None else (task,), verbose=verbose)
     printer = Printer(spec, lambda text: print(text, end=""), verbose=verbose, invocation=invocation)
     if path is not None:  # a saved file: the one intake takes it, as `grader check` and grading do
         with checked_work(spec, Path(path), Path(show_extracted) if show_extracted is not None else None) as prepared:

@@ -18,11 +18,20 @@ from typing import Any, Callable
 import pytest
 
 RESULTS_ENV = "GRADER_PUBLIC_RESULTS"
-from autograder.public.condense import condense, shorten, student_frames, student_function
+from autograder.public.condense import (
+    condense,
+    shorten,
+    stack_frames,
+    stopped_in,
+    student_frames,
+    student_function,
+)
 from autograder.submission.notebook.places import CellMap
 from autograder.util.names import nearest
 
 DETAIL_CHARS = 20000
+PRINTED_LINES = 40  # of what a failing test printed, the last lines its --verbose output shows
+PRINTED_LINE_CHARS = 300
 _TASK_MARKER = re.compile(r"""mark\.task\(\s*["']([A-Za-z0-9_]+)["']""")
 # CPython's words for ``from package.module import name`` when the module has no such name (3.8 to 3.13)
 _CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
@@ -75,7 +84,7 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
         tasks = sorted(set(_TASK_MARKER.findall(path.read_text(encoding="utf-8"))))
     except OSError:
         tasks = []
-    text = str(report.longrepr)
+    text = report.longreprtext  # never coloured: str(longrepr) follows FORCE_COLOR, which Jupyter kernels set
     blocked_by = [module for module, message in Settings.broken.items() if message in text]
     lines = [line for line in text.splitlines() if line.strip()]
     error = next((line[1:].strip() for line in reversed(lines) if line.startswith("E ")), lines[-1] if lines else "")
@@ -142,8 +151,11 @@ def pytest_runtestloop(session: pytest.Session) -> bool:
         # grader check still prints the tasks in the README's order.
         slow_first = sorted(ordered, key=lambda pair: -max(time_limit(item) for item in pair[1]))
         gc.freeze()  # the student's modules and the collected tests: no fork's garbage collector scans them either
+        package_dir, cell_map = Path(config.get("package_dir", ".")), CellMap.from_data(config.get("cell_map"))
         run_tasks(slow_first, int(config.get("jobs", 1)), time_limit, _run_item, Settings.send,
-                  close_in_child=(Settings.channel_fd,) if Settings.channel_fd >= 0 else ())
+                  close_in_child=(Settings.channel_fd,) if Settings.channel_fd >= 0 else (),
+                  stopped_at=lambda stack: {"summary": stopped_in(stack, package_dir, cell_map),
+                                            "frames": stack_frames(stack, package_dir)})
     else:
         _run_in_process(ordered)
     Settings.send({"event": "done"})  # grader check need not wait for pytest's own ending
@@ -271,6 +283,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
             summary = [shorten(f"{excinfo.typename}: {excinfo.value}"), f"(could not condense: {exc})"]
         if report.when == "setup":
             summary.insert(0, "the test's setup (a fixture) failed:")
-    detail = str(report.longrepr)[:DETAIL_CHARS] if report.failed else ""
+    detail = report.longreprtext[:DETAIL_CHARS] + printed(report) if report.failed else ""
     _records.append({"task": task_of(item), "test": item.name, "nodeid": item.nodeid, "status": status,
                      "summary": summary, "detail": detail, "frames": frames})
+
+
+def printed(report: pytest.TestReport) -> str:
+    """What the test printed (pytest's ``Captured stdout call`` sections and the like, which ``longreprtext`` leaves
+    out): a student debugging with print() reads it under the failure, each section cut to its last lines."""
+    parts = []
+    for title, content in report.sections:
+        if not title.startswith("Captured") or not content.strip():
+            continue
+        lines = [line if len(line) <= PRINTED_LINE_CHARS else line[:PRINTED_LINE_CHARS - 1] + "…"
+                 for line in content.rstrip("\n").split("\n")]  # spaces kept: a printed tensor's columns align
+        if len(lines) > PRINTED_LINES:
+            lines = [f"({len(lines) - PRINTED_LINES} earlier lines not shown)", *lines[-PRINTED_LINES:]]
+        parts.append("\n".join([f"----- {title} -----", *lines]))
+    return "".join(f"\n\n{part}" for part in parts)

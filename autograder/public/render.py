@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Mapping
 from typing import Callable
 
 from autograder.public.hints import dependency_hints, used_tasks
 from autograder.public.invocation import Invocation
 from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskResult
-from autograder.spec.assignment import Assignment
+from autograder.spec.assignment import Assignment, short_names
 from autograder.submission.notebook.collect import ANSWERS_NAME
 from autograder.submission.notebook.places import CellMap, module_words
 from autograder.util.safety import printable
@@ -29,14 +31,18 @@ class Printer:
         verbose: Also print pytest's full output of each failing test.
         invocation: How the student ran the check (the words of the next step); ``grader check`` without a
             path when None.
+        earlier: A ``--watch`` re-run's results of the last check, by task: the tasks this run does not check keep
+            theirs for the next step, which then names the first unfinished task of all (a re-run of
+            multi_head_attention must not call it the first one not done while head_split is not).
     """
 
     def __init__(self, assignment: Assignment, write: Callable[[str], None], verbose: bool = False,
-                 invocation: Invocation | None = None) -> None:
+                 invocation: Invocation | None = None, earlier: Mapping[str, PublicTaskResult] | None = None) -> None:
         self.assignment = assignment
         self.write = write
         self.verbose = verbose
         self.invocation = invocation or Invocation.of(assignment)
+        self.earlier = dict(earlier or {})
         self.printed: set[str] = set()
         self.imports_printed = False
         self.width = max([len(t.id) for t in assignment.tasks] + [8])
@@ -54,7 +60,17 @@ class Printer:
         if kind in ("task", "end"):
             self._flush(outcome, final=kind == "end")
         if kind == "end":
-            self._out(footer(self.assignment, outcome, self.invocation))
+            self._out(footer(self.assignment, self._with_earlier(outcome), self.invocation))
+
+    def _with_earlier(self, outcome: CheckOutcome) -> CheckOutcome:
+        """The outcome with the earlier results of the tasks it did not check, all in the README's order."""
+        ran = {result.task for result in outcome.tasks}
+        kept = [result for task, result in self.earlier.items() if task not in ran]
+        if not kept:
+            return outcome
+        order = self.assignment.task_ids
+        tasks = sorted([*outcome.tasks, *kept], key=lambda r: order.index(r.task) if r.task in order else len(order))
+        return dataclasses.replace(outcome, tasks=tasks)
 
     def _flush(self, outcome: CheckOutcome, final: bool) -> None:
         done = {t.task for t in outcome.tasks if t.done}
@@ -158,6 +174,16 @@ def id_ranges(ids: list[str]) -> str:
     return ", ".join(part[0] if len(part) == 1 else f"{part[0]}–{part[1]}" for part in parts)
 
 
+def task_words(assignment: Assignment, task_id: str) -> str:
+    """A task as the student finds it in their files: its id, followed by its functions when the id is none of their
+    names (``head_split (split_heads and merge_heads)``, but ``causal_mask``): the README and the stubs name the
+    functions, only the check's table names the tasks."""
+    task = next((t for t in assignment.tasks if t.id == task_id), None)
+    if task is None or not task.functions or task_id in {q.split(".", 1)[1] for q in task.functions}:
+        return task_id
+    return f"{task_id} ({short_names(task.functions)})"
+
+
 def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocation | None = None) -> str:
     """The one thing to do next: the first problem in the README's order, worded for where the student works."""
     invocation = invocation or Invocation.of(assignment)
@@ -174,12 +200,15 @@ def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocat
         if result.status == "failed" and result.missing:
             return (f"Next: give {result.missing.name} its name back in {result.missing.file} (the public tests "
                     f"import it by that name), then {invocation.again()}.")
+        if result.status == "failed" and invocation.verbose:  # sending them to --verbose again would be a loop
+            return (f"Next: fix {task_words(assignment, result.task)}, the first failing task in the README's order "
+                    f"(pytest's full output is above), then {invocation.rerun(result.task, verbose=True)}.")
         if result.status == "failed":
-            return (f"Next: fix {result.task}, the first failing task in the README's order, then "
-                    f"{invocation.rerun(result.task, verbose=True)}: it shows pytest's full output.")
+            return (f"Next: fix {task_words(assignment, result.task)}, the first failing task in the README's order, "
+                    f"then {invocation.rerun(result.task, verbose=True)}: it shows pytest's full output.")
         if result.status == "not implemented":
-            return (f"Next: implement {result.task}, the first task in the README's order not done yet, then "
-                    f"{invocation.rerun(result.task)}.")
+            return (f"Next: implement {task_words(assignment, result.task)}, the first task in the README's order not "
+                    f"done yet, then {invocation.rerun(result.task)}.")
         if result.status == "did not run":
             return f"Next: {invocation.again()}: the tests of {result.task} did not run."
     if unknown_ids:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from autograder.public.invocation import Invocation
 from autograder.public.notebook import checked_work
-from autograder.public.outcome import CheckOutcome
+from autograder.public.outcome import CheckOutcome, PublicTaskResult
 from autograder.public.render import Printer
 from autograder.public.runner import run_public_tests
 from autograder.public.warm import WarmWorker
@@ -127,11 +127,13 @@ def saves(files: list[Path], stamps: dict[Path, tuple[int, int]], poll: float = 
 
 def check_and_print(assignment: Assignment, prepared: PreparedSubmission, selected: list[str] | None,
                     write: Write, verbose: bool = False, worker: WarmWorker | None = None,
-                    invocation: Invocation | None = None) -> CheckOutcome:
+                    invocation: Invocation | None = None,
+                    earlier: dict[str, PublicTaskResult] | None = None) -> CheckOutcome:
     """One check as ``grader check`` prints it: the intake's notes, the header, each task's line, the footer
-    (its next steps worded for ``invocation``, how the student ran it)."""
+    (its next steps worded for ``invocation``, how the student ran it; ``earlier``: a re-run's last results of the
+    tasks it does not check, for the next step)."""
     write("".join(f"note: {note}\n" for note in prepared.notes()))
-    printer = Printer(assignment, write, verbose=verbose, invocation=invocation)
+    printer = Printer(assignment, write, verbose=verbose, invocation=invocation, earlier=earlier)
     printer.header(CheckOutcome(package=prepared.shown))
     return run_public_tests(assignment, prepared.package_dir, selected=selected, listener=printer,
                             shown=prepared.shown, refused=prepared.refused, worker=worker, cell_map=prepared.cell_map)
@@ -161,8 +163,10 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
             stamps = file_stamps(files)  # before the first check: a save while it runs is a save
             before = code_digests(assignment, prepared.package_dir)
             invocation = Invocation.of(assignment, None if path is None else str(path),
-                                       notebook=is_notebook(prepared.source), tasks=typed_tasks)
-            check_and_print(assignment, prepared, selected, write, verbose, worker, invocation)
+                                       notebook=is_notebook(prepared.source), tasks=typed_tasks,
+                                       verbose=verbose)
+            outcome = check_and_print(assignment, prepared, selected, write, verbose, worker, invocation)
+        known = {result.task: result for result in outcome.tasks}  # each task's latest result
         write(f"\nwatching {describe_watched(files)} for saves (Ctrl-C to stop)\n")
         for changed in saves(files, stamps, poll):
             with checked_work(assignment, path, show_extracted) as prepared:
@@ -175,7 +179,8 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
                     write(f"\n{saved} saved: no checked function changed\n")
                     continue
                 write(f"\n{saved} saved: re-running {', '.join(tasks) or 'the quiz format check'}\n")
-                check_and_print(assignment, prepared, tasks, write, verbose, worker, invocation)
+                outcome = check_and_print(assignment, prepared, tasks, write, verbose, worker, invocation, known)
+                known.update({result.task: result for result in outcome.tasks})
     except KeyboardInterrupt:
         write("\nstopped watching\n")
     finally:

@@ -388,7 +388,8 @@ def _describe_exception(exc: BaseException, workdir: str,
     except BaseException:  # noqa: BLE001 - a hostile traceback
         where = None
     try:
-        message = str(exc)
+        # a SyntaxError's str() ends with its place, "(attention.py, line 9)", which `where` says already
+        message = exc.msg if isinstance(exc, SyntaxError) and where and isinstance(exc.msg, str) else str(exc)
     except BaseException:  # noqa: BLE001 - a hostile __str__
         message = "<unprintable>"
     kind = type(exc).__name__

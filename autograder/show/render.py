@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.errors import GraderError
+from autograder.reports.results import ERROR, TIMEOUT
 from autograder.sandbox.host import new_scratch
 from autograder.spec.assignment import Assignment, load_assignment
 from autograder.submission.intake import default_work, prepare_submission
@@ -21,7 +22,7 @@ from autograder.util.targets import output_folder
 
 from .page import PageInfo, render_page, write_page
 from .panel import DRAWN, Panel
-from .outcome import ProbeResult, RunOutcome
+from .outcome import OK, STATUS, ProbeResult, RunOutcome
 from .run import run_probes, start_workers, stop_workers
 from .upstream import add_upstream_lines
 
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 DIAGNOSIS_MODULE = "autograder.show.diagnose"
 
 EXPECTED_SUBFOLDER = "expected"
+# why a figure was not drawn, as the summary counts it ("2 with an error"); a status not named here is said as it is
+_NOT_DRAWN = {OK: "could not be drawn", STATUS[ERROR]: "with an error", STATUS[TIMEOUT]: "timed out"}
 
 
 @dataclass(frozen=True)
@@ -72,15 +75,23 @@ class Rendered:
         return sum(panel.status == DRAWN for panel in self.panels)
 
     def summary(self) -> str:
-        """One line: how many figures were drawn, why the others were not, how long it took."""
+        """One line: how many figures were drawn and how many of those show a ✗, why the others were not, how long
+        it took."""
         missing: dict[str, int] = {}
         for panel in self.panels:
             if panel.status != DRAWN:
-                why = panel.probe_status if panel.probe_status != "ok" else "could not be drawn"
+                why = _NOT_DRAWN.get(panel.probe_status, panel.probe_status)
                 missing[why] = missing.get(why, 0) + 1
         details = ", ".join(f"{count} {why}" for why, count in missing.items())
-        return (f"{self.drawn} of {len(self.panels)} figures drawn" + (f" ({details})" if details else "")
-                + f" in {self.seconds:.1f} s")
+        wrong = sum(panel.status == DRAWN and panel.shows_wrong for panel in self.panels)
+        return (f"{self.drawn} of {len(self.panels)} figures drawn" + (f", {wrong} with a ✗" if wrong else "")
+                + (f" ({details})" if details else "") + f" in {self.seconds:.1f} s")
+
+    def terminal_lines(self, headline: str) -> str:
+        """What a terminal prints of the page: the run's notes (a module that cannot be imported, with its file and
+        line, as the page and a notebook list them), ``headline`` (the summary) and the page's path."""
+        notes = "".join(f"note: {note}\n" for note in self.outcome.notes)
+        return f"{notes}{headline}\npage: {self.page}\n"
 
 
 def _resolve(assignment: Assignment | str) -> Assignment:

@@ -43,7 +43,7 @@ def watch_and_show(assignment: Assignment, path: Path | None, out: Path | None, 
         files = _watched(assignment, path)
         stamps = file_stamps(files)  # before the first render: a save while it runs is a save
         rendered = render_work(assignment, path, out, expected=expected, zygotes=workers)
-        write(f"{assignment.name}: {rendered.summary()}\npage: {rendered.page}\n")
+        write(rendered.terminal_lines(f"{assignment.name}: {rendered.summary()}"))
         if on_page is not None:
             on_page(rendered.page)
         write(f"\nwatching {describe_watched(files)} for saves (Ctrl-C to stop)\n")
@@ -55,7 +55,7 @@ def watch_and_show(assignment: Assignment, path: Path | None, out: Path | None, 
             except GraderError as exc:  # e.g. a notebook caught half-written: say so, keep watching
                 write(f"{exc}\n")
                 continue
-            write(f"{redrawn_line(rendered)}\npage: {rendered.page}\n")
+            write(rendered.terminal_lines(redrawn_line(rendered)))
     except KeyboardInterrupt:
         write("\nstopped watching\n")
     finally:

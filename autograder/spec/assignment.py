@@ -70,6 +70,12 @@ class Task:
         return tuple(dict.fromkeys(name.split(".")[0] for name in self.functions))
 
 
+def short_names(qualified: Iterable[str]) -> str:
+    """``("tiny_gpt.TinyGPT", "attention.causal_mask")`` as ``"TinyGPT and causal_mask"`` for a sentence."""
+    names = [q.split(".", 1)[1] for q in qualified]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 QUIZ_FEEDBACK = ("score", "answers", "explanations")
 
 

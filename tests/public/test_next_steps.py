@@ -121,8 +121,8 @@ def test_next_names_the_next_unfinished_task_or_says_which_tasks_did_not_run(tmp
     shutil.copyfile(REPO / "student_template" / "assignment3" / "tiny_gpt.py", package / "tiny_gpt.py")
 
     whole = run_check("assignment3", "../work", cwd=tmp_path / "here")
-    assert next_line(whole.stdout) == ("Next: implement tiny_gpt, the first task in the README's order not done yet, "
-                                       "then run `grader check assignment3 ../work --task tiny_gpt`.")
+    assert next_line(whole.stdout) == ("Next: implement tiny_gpt (TinyGPT), the first task in the README's order not "
+                                       "done yet, then run `grader check assignment3 ../work --task tiny_gpt`.")
     one = run_check("assignment3", "../work", "--task", "causal_mask", cwd=tmp_path / "here")
     assert next_line(one.stdout) == ("Next: the public tests of causal_mask pass; the other tasks were not run this "
                                      "time: run `grader check assignment3 ../work` to check them all.")
@@ -204,7 +204,10 @@ def test_check_cells_name_the_cell_to_rerun_and_only_the_quiz_cells_speak_of_the
     if name == "assignment3":
         assert "causal_mask returned a numpy.ndarray; return a torch.Tensor" in per_task
 
-    assert "--- pytest's output of" in outputs["suggested"] and "quiz" not in outputs["suggested"].lower()
+    suggested = outputs["suggested"]
+    assert "--- pytest's output of" in suggested and "quiz" not in suggested.lower()
+    assert "\\x1b" not in suggested and "\x1b" not in suggested, suggested  # the kernel sets FORCE_COLOR=1
+    assert "(pytest's full output is above)" in next_line(suggested), suggested  # not sent back to verbose=True
 
     quiz = outputs["check-quiz"]
     assert "questions not answered yet: q1–" in quiz and "answers.toml" not in quiz, quiz
@@ -214,3 +217,72 @@ def test_check_cells_name_the_cell_to_rerun_and_only_the_quiz_cells_speak_of_the
     final = outputs["check-all"]
     assert "questions not answered yet" in final and "grader check" not in final and "answers.toml" not in final
     assert f'check_notebook("{name}", task="{task}", verbose=True)' in next_line(final)
+
+
+def test_verbose_output_has_no_colour_codes_even_where_colour_is_forced(tmp_path: Path) -> None:
+    """Jupyter kernels set FORCE_COLOR=1: pytest's colour codes came out as literal ``\\x1b[...m`` text (printable()
+    escapes them), and a coloured path escaped the rewriting to the student's own paths."""
+    student_copy(tmp_path, lambda text: text.replace("diagonal=1)", "diagonal=-1)", 1))
+
+    result = run_check("assignment3", "../work", "--task", "causal_mask", "--verbose", cwd=tmp_path / "here",
+                       FORCE_COLOR="1", PY_COLORS="1")
+    out = result.stdout
+    assert "--- pytest's output of" in out, out + result.stderr
+    assert "\x1b" not in out and "\\x1b" not in out, out
+    locations = set(_LOCATION.findall(out))
+    assert locations and [p for p in locations if not (tmp_path / "here" / p).is_file()] == [], out
+
+
+def test_after_verbose_the_next_step_does_not_send_the_student_back_for_the_output_they_have(tmp_path: Path) -> None:
+    student_copy(tmp_path, lambda text: text.replace("diagonal=1)", "diagonal=-1)", 1))
+
+    result = run_check("assignment3", "../work", "--task", "causal_mask", "--verbose", cwd=tmp_path / "here")
+    assert next_line(result.stdout) == ("Next: fix causal_mask, the first failing task in the README's order (pytest's "
+                                        "full output is above), then run `grader check assignment3 ../work --task "
+                                        "causal_mask --verbose`.")
+
+
+def test_verbose_shows_what_the_students_code_printed(tmp_path: Path) -> None:
+    """Print debugging: what the student's function printed in a failing test is part of pytest's full output."""
+    student_copy(tmp_path, lambda text: text.replace(
+        "    return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)",
+        "    for row in range(n):\n        print('debug row', row)\n"
+        "    return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=-1)", 1))
+
+    plain = run_check("assignment3", "../work", "--task", "causal_mask", cwd=tmp_path / "here")
+    verbose = run_check("assignment3", "../work", "--task", "causal_mask", "--verbose", cwd=tmp_path / "here")
+    assert "debug row" not in plain.stdout, plain.stdout
+    assert "debug row 3" in verbose.stdout and "Captured stdout" in verbose.stdout, verbose.stdout
+
+
+@pytest.mark.parametrize(("task", "words"), [
+    ("head_split", "implement head_split (split_heads and merge_heads), the first task"),
+    ("tiny_gpt", "implement tiny_gpt (TinyGPT), the first task"),
+    ("causal_mask", "implement causal_mask, the first task"),
+])
+def test_the_next_task_is_named_with_the_functions_the_student_finds_in_their_files(task: str, words: str) -> None:
+    """The package's README and stubs name functions, never task ids: ``implement head_split`` sent the student
+    looking for a function that does not exist."""
+    spec = load_assignment("assignment3")
+    outcome = CheckOutcome(package=Path("assignment3"))
+    outcome.tasks = [PublicTaskResult(task, [PublicTest("test_one", "not_implemented")], expected=1, done=True)]
+    assert next_step(spec, outcome, Invocation.of(spec)).startswith(f"Next: {words} in the README's order not done")
+
+
+def test_a_watch_rerun_names_the_first_unfinished_task_of_all_not_of_those_it_ran() -> None:
+    """A save re-runs the tasks it touched: their first unfinished one is not "the first task in the README's order
+    not done yet" while an earlier task, not re-run, is not done either."""
+    from autograder.public.render import Printer
+
+    spec = load_assignment("assignment3")
+    done = {task: PublicTaskResult(task, [PublicTest("test_one", "passed")], expected=1, done=True)
+            for task in ("causal_mask", "attention")}
+    stub = PublicTaskResult("head_split", [PublicTest("test_one", "not_implemented")], expected=1, done=True)
+    outcome = CheckOutcome(package=Path("assignment3"))
+    outcome.tasks = [PublicTaskResult("multi_head_attention", [PublicTest("test_one", "not_implemented")],
+                                      expected=1, done=True)]
+    written: list[str] = []
+    Printer(spec, written.append, earlier={**done, "head_split": stub})("end", outcome, None)
+    out = "".join(written)
+    assert next_line(out).startswith("Next: implement head_split (split_heads and merge_heads), the first task"), out
+    assert "head_split " not in out.split("Next:")[0], out  # the line of a task this run did not check is not printed

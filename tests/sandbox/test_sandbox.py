@@ -463,3 +463,18 @@ def test_csv_safe_cells_survive_a_csv_round_trip(tmp_path):
         read = list(csv.reader(handle))
     assert all(not cell.startswith(("=", "+", "-", "@")) or cell == "-1" for row in read for cell in row)
     assert json.dumps(read)
+
+
+def test_a_syntax_error_in_the_students_file_is_described_with_its_place_once(tmp_path):
+    """str(SyntaxError) ends with "(positions.py, line 2)", and the record's ``where`` says the place too: the page
+    and grading's notes said it twice ("unmatched ')' (positions.py, line 2) (assignment3/positions.py, line 2)")."""
+    from autograder.sandbox.job import _describe_exception
+
+    source = tmp_path / "assignment3" / "positions.py"
+    source.parent.mkdir()
+    source.write_text("x = 1\n)\n")
+    try:
+        compile(source.read_text(), str(source), "exec")
+    except SyntaxError as exc:
+        record = _describe_exception(exc, str(tmp_path))
+    assert record["message"] == "unmatched ')'" and record["where"] == {"file": "assignment3/positions.py", "line": 2}

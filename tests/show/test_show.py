@@ -7,6 +7,7 @@ import math
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -320,6 +321,20 @@ def test_bad_input_is_one_line_with_exit_2(arguments, message):
     assert len(result.output.strip().splitlines()) == 1
 
 
+def test_open_says_so_when_no_browser_can_be_opened(monkeypatch, capsys, tmp_path):
+    """On a server or in a container ``grader show --open`` did nothing, silently."""
+    import importlib
+    import webbrowser
+
+    show_command = importlib.import_module("autograder.cli.show")  # the module, not the click command
+    monkeypatch.setattr(webbrowser, "open", lambda uri: False)
+    show_command._open(tmp_path / "index.html")
+    assert "no web browser could be opened here (--open)" in capsys.readouterr().out
+    monkeypatch.setattr(webbrowser, "open", lambda uri: True)
+    show_command._open(tmp_path / "index.html")
+    assert capsys.readouterr().out == ""
+
+
 # -- real runs in the sandbox, opened in a browser --------------------------------------------------------------
 
 
@@ -434,6 +449,27 @@ def test_broken_submission_costs_each_fault_its_own_figure(a3, reference_page, t
     page = rendered.page.read_text()
     assert page.count('src="expected/') == len(A3_FIGURES) and "Traceback" not in page
     _assert_page_renders(rendered.page, tmp_path / "browser", 2 * len(A3_FIGURES))
+
+
+@pytest.mark.slow
+def test_the_terminal_says_which_module_cannot_be_imported_and_how_many_figures_show_a_cross(a3, tmp_path):
+    """``grader show`` printed only counts ("2 error"): the syntax error and the ✗ were on the page alone, where a
+    student at a terminal does not look first; the error's place was said twice there."""
+    package = tmp_path / "work" / "assignment3"
+    shutil.copytree(a3.reference, package, ignore=shutil.ignore_patterns("__pycache__"))
+    attention = package / "attention.py"
+    scaled = "scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])"
+    assert attention.read_text().count(scaled) == 1
+    attention.write_text(attention.read_text().replace(scaled, "scores = q @ k.transpose(-2, -1)"))  # no 1/sqrt(d_k)
+    (package / "positions.py").write_text((package / "positions.py").read_text() + "\n)\n")
+    result = subprocess.run([sys.executable, "-m", "autograder.cli", "show", "assignment3", str(package), "--out",
+                             str(tmp_path / "figures")], capture_output=True, text=True, timeout=600, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    note = re.search(r"^note: positions\.py could not be imported: SyntaxError: .*$", result.stdout, re.M)
+    assert note and len(re.findall(r"positions\.py, line \d+", note.group(0))) == 1, result.stdout
+    assert re.search(r"^assignment3: \d of 9 figures drawn, \d with a ✗ \(", result.stdout, re.M), result.stdout
+    page = (tmp_path / "figures" / "index.html").read_text(encoding="utf-8")
+    assert len(re.findall(r"positions\.py, line \d+\)", page)) == page.count("SyntaxError"), page
 
 
 @pytest.mark.slow

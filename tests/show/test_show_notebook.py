@@ -175,7 +175,7 @@ def _uniform():
 def test_the_inline_view_embeds_drawn_figures_and_escapes_the_rest(tmp_path):
     html = Shown.of(_rendered(tmp_path))._repr_html_()
     assert len(INLINE_IMAGE.findall(html)) == 1 == html.count("<img ")
-    assert "1 of 2 figures drawn (1 error) in 1.5 s" in html
+    assert "1 of 2 figures drawn, 1 with a ✗ (1 with an error) in 1.5 s" in html  # uniform causal weights: ✗
     assert "&lt;script&gt;x&lt;/script&gt;" in html and "<script>" not in html
     assert "&lt;b&gt;kv_cache.py&lt;/b&gt;" in html and "&lt;img src=x&gt;" in html
 
