@@ -101,7 +101,11 @@ def notebook_extraction(assignment: Assignment, path: Path | None = None) -> Ext
     if path is None:
         # A kernel rejects a cell with a syntax error whole, so a rejected entry of its history never defined
         # anything there either (and was most likely fixed and re-run): only the saved file's errors are news.
-        extraction = dataclasses.replace(extraction, notes=[n for n in extraction.notes if "syntax error" not in n])
+        rejected = {cell.note() for cell in extraction.cell_map.unreadable}
+        # a rejected cell still counts where a stub stands in for what it meant to define (the Next line says so)
+        defined = set(extraction.defined)
+        extraction.cell_map.unreadable = [c for c in extraction.cell_map.unreadable if set(c.defines) - defined]
+        extraction = dataclasses.replace(extraction, notes=[n for n in extraction.notes if n not in rejected])
     print("".join(f"note: {note}\n" for note in extraction.notes), end="")
     return extraction
 

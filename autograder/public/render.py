@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Callable
 
-from autograder.public.hints import dependency_hints, used_tasks
+from autograder.public.hints import dependency_hints, join_names, used_tasks
 from autograder.public.invocation import Invocation
 from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskResult
 from autograder.spec.assignment import Assignment, short_names
@@ -184,6 +184,26 @@ def task_words(assignment: Assignment, task_id: str) -> str:
     return f"{task_id} ({short_names(task.functions)})"
 
 
+def _not_implemented_step(assignment: Assignment, cells: CellMap | None, task_id: str, invocation: Invocation) -> str:
+    """The first task not done: implement it, or, when a notebook cell meant to define it has a syntax error (its
+    stubs stood in), fix that cell: the student did write it."""
+    unreadable = cells.unreadable if cells is not None else []
+    task = next((t for t in assignment.tasks if t.id == task_id), None)
+    names = [q.split(".", 1)[1] for q in task.functions] if task is not None else []
+    culprits = cells.unreadable_defining(names) if cells is not None else []
+    if culprits:
+        cell = culprits[-1]  # the last wins in the kernel, and in the extraction
+        written = [name for name in names if name in cell.defines]
+        verb = "counts" if len(written) == 1 else "count"
+        return (f"Next: fix {cell.error_words()}: until it parses, {join_names(written)} {verb} as not implemented; "
+                f"then {invocation.rerun(task_id)}.")
+    step = (f"Next: implement {task_words(assignment, task_id)}, the first task in the README's order not done yet, "
+            f"then {invocation.rerun(task_id)}.")
+    if unreadable:  # the cells' def lines name none of the task's functions, but the student may have meant them
+        step += f" If you did write it, fix {join_names([c.error_words() for c in unreadable[:3]])} first."
+    return step
+
+
 def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocation | None = None) -> str:
     """The one thing to do next: the first problem in the README's order, worded for where the student works."""
     invocation = invocation or Invocation.of(assignment)
@@ -207,8 +227,7 @@ def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocat
             return (f"Next: fix {task_words(assignment, result.task)}, the first failing task in the README's order, "
                     f"then {invocation.rerun(result.task, verbose=True)}: it shows pytest's full output.")
         if result.status == "not implemented":
-            return (f"Next: implement {task_words(assignment, result.task)}, the first task in the README's order not "
-                    f"done yet, then {invocation.rerun(result.task)}.")
+            return _not_implemented_step(assignment, outcome.cell_map, result.task, invocation)
         if result.status == "did not run":
             return f"Next: {invocation.again()}: the tests of {result.task} did not run."
     if unknown_ids:

@@ -286,3 +286,22 @@ def test_a_watch_rerun_names_the_first_unfinished_task_of_all_not_of_those_it_ra
     out = "".join(written)
     assert next_line(out).startswith("Next: implement head_split (split_heads and merge_heads), the first task"), out
     assert "head_split " not in out.split("Next:")[0], out  # the line of a task this run did not check is not printed
+
+
+def test_a_task_whose_cell_has_a_syntax_error_sends_the_student_to_that_error_not_to_implement_it() -> None:
+    """A notebook cell that cannot be parsed defines nothing, so the grader's stubs stand in and its task is "not
+    implemented": the student wrote it, and "Next: implement" sent them to write it again."""
+    from autograder.submission.notebook.places import CellMap, Unreadable
+
+    spec = load_assignment("assignment3")
+    broken = Unreadable("In [5]", "def split_heads(x, heads):", 3, "'(' was never closed", ("split_heads", "helper"))
+    outcome = CheckOutcome(package=Path("this notebook"), cell_map=CellMap(unreadable=[broken]))
+    outcome.tasks = [PublicTaskResult("head_split", [PublicTest("test_one", "not_implemented")], expected=1)]
+    invocation = Invocation.of(spec, "work.ipynb", tasks=("head_split",))
+    assert next_step(spec, outcome, invocation) == (
+        "Next: fix the syntax error in In [5] (line 3: '(' was never closed): until it parses, split_heads counts "
+        f"as not implemented; then {invocation.rerun('head_split')}.")
+    elsewhere = Unreadable("cell 9", "x = (", 1, "'(' was never closed")  # no def line names the task's functions
+    outcome.cell_map = CellMap(unreadable=[elsewhere])
+    assert next_step(spec, outcome, invocation).endswith(
+        "If you did write it, fix the syntax error in cell 9 (line 1: '(' was never closed) first.")

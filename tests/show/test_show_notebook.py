@@ -146,7 +146,9 @@ def test_a_saved_notebook_with_a_syntax_error_costs_that_figure_only(a2, filled2
     assert shown == tmp_path / "work" / "assignment2-figures" / "index.html", "beside the notebook"
     status = {panel.figure.name: panel for panel in shown.panels}
     assert status["soft_attention_weights"].status == PLACEHOLDER
-    assert status["soft_attention_weights"].reason.startswith("not implemented yet")
+    reason = status["soft_attention_weights"].reason
+    assert reason.startswith("not implemented yet: soft_attention (the syntax error in cell "), reason
+    assert reason.endswith(") kept soft_attention from being read)"), "the cell that defines it, not a stub's line"
     assert all(status[name].status == DRAWN for name in A2_FIGURES[1:])
     html = shown._repr_html_()
     assert len(INLINE_IMAGE.findall(html)) == 3 and "Not drawn: not implemented yet" in html

@@ -119,6 +119,30 @@ def test_a_syntax_error_costs_only_its_cell_and_names_the_cell_and_line(assignme
     assert note.endswith("its definitions were not graded")
 
 
+def test_a_cell_with_a_syntax_error_is_recorded_with_what_it_meant_to_define(assignment3: Assignment) -> None:
+    """The stub standing in for a function the student wrote in a cell that cannot be parsed is said as that cell's
+    syntax error, not as "no cell defines it"; the record travels with the cell map (to the public tests' worker)."""
+    from autograder.submission.notebook.places import CellMap
+
+    extraction = extract(assignment3, cells(
+        "def causal_mask(n):\n    return 'kept'",
+        "import torch\n\ndef split_heads(x, heads):\n    return (x,\n\nclass Helper:\n    pass",
+    ))
+    [unreadable] = extraction.cell_map.unreadable
+    assert (unreadable.cell, unreadable.first_line, unreadable.defines) == ("cell 2", "import torch",
+                                                                            ("split_heads", "Helper"))
+    assert unreadable.line in (4, 6, 7) and unreadable.message, unreadable
+    assert extraction.notes == [unreadable.note()]
+    lines = extraction.files["attention.py"].split("\n")
+    stub = lines.index("def split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:") + 1
+    said = extraction.cell_map.place("attention.py", stub)
+    assert said == f"the syntax error in cell 2 (line {unreadable.line}: {unreadable.message}) kept split_heads from " \
+                   "being read", said
+    assert "no cell defines it" in extraction.cell_map.place("attention.py", lines.index(
+        "def merge_heads(x: torch.Tensor) -> torch.Tensor:") + 1), "a stub no unreadable cell meant to define"
+    assert CellMap.from_data(extraction.cell_map.to_data()) == extraction.cell_map
+
+
 def test_answers_become_answers_toml(assignment3: Assignment) -> None:
     from autograder.util.tomlio import loads_toml
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from autograder.submission.notebook.places import Unreadable
 from autograder.submission.notebook.read import Cell, neutralise
 from autograder.util.syntax import literal_eval, parse
 
@@ -25,6 +26,7 @@ SAFE_CALL_ROOTS = {"math": None, "torch": frozenset({"device", "finfo", "iinfo",
 
 
 _UPPER = re.compile(r"^_*[A-Z][A-Z0-9_]*$")
+_TOP_LEVEL_DEF = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)", re.MULTILINE)
 
 
 @dataclass
@@ -48,6 +50,7 @@ class Collected:
     future: list[str] = field(default_factory=list)
     answers: tuple[Any, str] | None = None  # the ANSWERS value and its cell's label
     notes: list[str] = field(default_factory=list)
+    unreadable: list[Unreadable] = field(default_factory=list)  # the cells with a syntax error
     dropped: int = 0
 
     def definitions(self) -> list[Definition]:
@@ -87,13 +90,18 @@ def _parse_cell(cell: Cell, collected: Collected) -> tuple[ast.Module | None, li
         collected.notes.append(f"{cell.label} ({cell.first_line!r}) is nested too deeply to be read; its "
                                f"definitions were not graded")
     except SyntaxError as exc:
-        where = f" at line {exc.lineno}" if exc.lineno else ""
-        collected.notes.append(f"{cell.label} ({cell.first_line!r}) has a syntax error{where}: {exc.msg}; its "
-                               f"definitions were not graded")
+        unreadable = Unreadable(cell.label, cell.first_line, exc.lineno or 0, exc.msg, _defined_in_text(cell.source))
+        collected.unreadable.append(unreadable)
+        collected.notes.append(unreadable.note())
     except ValueError as exc:  # e.g. a NUL character
         collected.notes.append(f"{cell.label} ({cell.first_line!r}) cannot be parsed ({exc}); its definitions "
                                f"were not graded")
     return None, []
+
+
+def _defined_in_text(source: str) -> tuple[str, ...]:
+    """The top-level functions and classes a cell that cannot be parsed seems to define (its ``def`` lines)."""
+    return tuple(dict.fromkeys(_TOP_LEVEL_DEF.findall(source)))
 
 
 def _collect_statement(node: ast.stmt, lines: list[str], cell: Cell, package: str, collected: Collected) -> None:

@@ -146,6 +146,7 @@ class _Item:
     label: str = ""  # the notebook cell it comes from ('' for the template's)
     line: int = 0  # the cell's line where the definition starts (0: its text is not the cell's, line for line)
     what: str = ""  # what the text is when no cell holds it (a stub, the template's constant)
+    stub: str = ""  # the name a grader's stub stands in for
 
 
 def owners(assignment: Assignment, layouts: dict[str, ModuleLayout]) -> dict[str, list[str]]:
@@ -177,7 +178,7 @@ def build_modules(assignment: Assignment, collected: Collected,
         items += [_notebook_item(d) for d in ours if module in owned.get(d.names[0], []) and not set(d.names) & placed]
         bodies[module] = [item for item in items if item.text]
     _place_helpers(bodies, ours, owned)
-    files, cells = {}, CellMap()
+    files, cells = {}, CellMap(unreadable=list(collected.unreadable))
     for module in assignment.modules:
         name = f"{module}.py"
         files[name], cells.spans[name] = _render_module(module, layouts.get(module, ModuleLayout(module)),
@@ -190,7 +191,8 @@ def _layout_item(names: tuple[str, ...], node: ast.stmt, text: str, collected: C
     if mine is not None:
         return _notebook_item(mine)
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return _Item(names, node, stub(node), what=f"the grader's stub of {names[0]} (no cell defines it)")
+        return _Item(names, node, stub(node), what=f"the grader's stub of {names[0]} (no cell defines it)",
+                     stub=names[0])
     return _Item(names, node, text, what="a statement of the template")  # its constants, other top-level code
 
 
@@ -226,12 +228,13 @@ class _Piece:
     cell: str = ""
     line: int = 0
     what: str = ""
+    stub: str = ""
 
 
 def _item_pieces(item: _Item) -> list[_Piece]:
     """A definition's lines: the comment naming its cell (the grader's), then the cell's own lines."""
     if not item.label:
-        return [_Piece(item.text, what=item.what)]
+        return [_Piece(item.text, what=item.what, stub=item.stub)]
     if not item.line:  # the grader rewrote the cells' code (see _guard_cycles)
         return [_Piece(item.text, item.label)]
     comment, _, source = item.text.partition("\n")
@@ -247,7 +250,7 @@ def _join(parts: list[list[_Piece]]) -> tuple[str, list[Span]]:
             continue
         for piece in part:
             count = piece.text.count("\n") + 1
-            spans.append(Span(first, first + count - 1, piece.cell, piece.line, piece.what))
+            spans.append(Span(first, first + count - 1, piece.cell, piece.line, piece.what, piece.stub))
             first += count
         texts.append(text)
         first += 2  # the two blank lines between parts

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,7 @@ class Span:
         cell: The label of the cell the lines come from (``cell 7``, ``In [5]``); '' for lines the grader wrote.
         cell_line: The cell's line that ``first`` is (0 when the lines are not the cell's own text, line for line).
         what: What the lines are, said when they are not from a cell (``the template's imports``).
+        stub: The function or class whose grader's stub the lines are ('' for anything else).
     """
 
     first: int
@@ -23,6 +25,38 @@ class Span:
     cell: str = ""
     cell_line: int = 0
     what: str = ""
+    stub: str = ""
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A cell that could not be parsed: it defines nothing, so the grader's stubs stand in for what it meant to.
+
+    Attributes:
+        cell: Its label (``cell 7``, ``In [5]``).
+        first_line: Its first line, as the student knows it.
+        line: The cell's line of the syntax error (0 when unknown).
+        message: Python's words for the error (``'(' was never closed``).
+        defines: The top-level functions and classes its text seems to define (its ``def``/``class`` lines).
+    """
+
+    cell: str
+    first_line: str
+    line: int
+    message: str
+    defines: tuple[str, ...] = ()
+
+    def note(self) -> str:
+        """The note the extraction gives the student about this cell."""
+        where = f" at line {self.line}" if self.line else ""
+        return (f"{self.cell} ({self.first_line!r}) has a syntax error{where}: {self.message}; its definitions were "
+                f"not graded")
+
+    def error_words(self) -> str:
+        """The error as the student is sent to fix it: ``the syntax error in cell 7 (line 3: '(' was never
+        closed)``: the one wording of an unreadable cell every surface uses, as :func:`place` is for a line."""
+        where = f"line {self.line}: " if self.line else ""
+        return f"the syntax error in {self.cell} ({where}{self.message})"
 
 
 @dataclass
@@ -34,6 +68,12 @@ class CellMap:
     """
 
     spans: dict[str, list[Span]] = field(default_factory=dict)
+    unreadable: list[Unreadable] = field(default_factory=list)
+
+    def unreadable_defining(self, names: Iterable[str]) -> list[Unreadable]:
+        """The unreadable cells whose text defines any of ``names`` (their stubs stand in for them)."""
+        wanted = set(names)
+        return [cell for cell in self.unreadable if wanted & set(cell.defines)]
 
     def place(self, file: str, line: int) -> str | None:
         """The notebook's words for a line of an extracted file (``cell 7, line 3``), or what the grader wrote
@@ -49,6 +89,9 @@ class CellMap:
             return f"line {line} of the extracted {name}, not a line of a cell"
         if span.cell and span.cell_line:
             return f"{span.cell}, line {span.cell_line + line - span.first}"
+        unread = self.unreadable_defining([span.stub]) if span.stub else []
+        if unread:
+            return f"{unread[-1].error_words()} kept {span.stub} from being read"
         if span.cell:  # the grader rewrote the cell's code (definitions that need each other at import)
             return f"the grader's rearrangement of the code of {span.cell} (line {line} of the extracted {name})"
         return f"{span.what}, not a line of a cell (line {line} of the extracted {name})"
@@ -57,21 +100,25 @@ class CellMap:
         """The cells (their labels, in the file's order, each once) whose code an extracted file holds."""
         return list(dict.fromkeys(span.cell for span in self.spans.get(file, []) if span.cell))
 
-    def to_data(self) -> dict[str, list[list[Any]]]:
+    def to_data(self) -> dict[str, Any]:
         """Plain data for a process that cannot receive objects (the public tests' worker)."""
-        return {name: [[s.first, s.last, s.cell, s.cell_line, s.what] for s in spans]
-                for name, spans in self.spans.items()}
+        return {"spans": {name: [[s.first, s.last, s.cell, s.cell_line, s.what, s.stub] for s in spans]
+                          for name, spans in self.spans.items()},
+                "unreadable": [[u.cell, u.first_line, u.line, u.message, list(u.defines)] for u in self.unreadable]}
 
     @classmethod
     def from_data(cls, data: Any) -> CellMap | None:
         """The map :meth:`to_data` wrote (None for anything else, e.g. a package's check, which has none)."""
-        if not isinstance(data, dict):
+        if not isinstance(data, dict) or not isinstance(data.get("spans"), dict):
             return None
         try:
-            return cls({str(name): [Span(int(a), int(b), str(c), int(d), str(e)) for a, b, c, d, e in spans]
-                        for name, spans in data.items()})
+            spans = {str(name): [Span(int(a), int(b), str(c), int(d), str(e), str(f)) for a, b, c, d, e, f in spans]
+                     for name, spans in data["spans"].items()}
+            unreadable = [Unreadable(str(a), str(b), int(c), str(d), tuple(str(n) for n in e))
+                          for a, b, c, d, e in data.get("unreadable", [])]
         except (TypeError, ValueError):
             return None
+        return cls(spans, unreadable)
 
 
 def place(file: str, line: int, cells: CellMap | None = None) -> str:
