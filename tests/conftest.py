@@ -1,9 +1,11 @@
-"""Shared fixtures for the grader's own tests: the repository's paths, the assignment3 declaration, and what a
-running command's processes listen on."""
+"""Shared fixtures for the grader's own tests: the repository's paths, the assignment3 declaration, a copy of the
+mini fixture course to edit and a known mistake of it that does not import, and what a running command's
+processes listen on."""
 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,6 +15,7 @@ from autograder.sandbox.procfs import descendants
 from autograder.spec.assignment import Assignment, load_assignment
 
 REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "fixtures"
 
 
 @pytest.fixture(scope="session")
@@ -23,6 +26,23 @@ def repo() -> Path:
 @pytest.fixture(scope="session")
 def assignment3() -> Assignment:
     return load_assignment("assignment3")
+
+
+@pytest.fixture
+def mini_course(tmp_path: Path) -> Path:
+    """A copy of the two-task mini fixture under ``tmp_path`` (``assignments/mini`` and
+    ``reference_solutions/mini``), to edit; returns the assignment's folder. ``GRADER_ASSIGNMENTS`` (or
+    ``load_assignment(root=)``) is its parent."""
+    shutil.copytree(FIXTURES / "assignments" / "mini", tmp_path / "assignments" / "mini")
+    shutil.copytree(FIXTURES / "reference_solutions" / "mini", tmp_path / "reference_solutions" / "mini")
+    return tmp_path / "assignments" / "mini"
+
+
+@pytest.fixture(scope="session")
+def import_failing_mistake() -> Path:
+    """A known mistake of the mini course (a mutation file's text) that is Python but fails when imported:
+    ``first_axis`` is defined nowhere."""
+    return FIXTURES / "mutations" / "row_sums_import_fails.toml"
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -14,15 +14,12 @@ from autograder.errors import GraderError
 from autograder.spec.assignment import Assignment, load_assignment
 from autograder.spec.mutation import Edit, Mutation, combined_problems
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RUNNABLE = "a mistake or variant is code a student could run: fix its new text"
 
 
 @pytest.fixture
-def mini(tmp_path: Path) -> Assignment:
-    shutil.copytree(FIXTURES / "assignments" / "mini", tmp_path / "assignments" / "mini")
-    shutil.copytree(FIXTURES / "reference_solutions" / "mini", tmp_path / "reference_solutions" / "mini")
-    return load_assignment("mini", root=tmp_path / "assignments")
+def mini(mini_course: Path) -> Assignment:
+    return load_assignment("mini", root=mini_course.parent)
 
 
 def _at_top(name: str, line: str) -> Mutation:

@@ -287,12 +287,10 @@ def test_verify_names_each_mutation_slip_at_its_line_and_grades_nothing(assignme
     assert says in result.output and "not graded: fix the authoring problems first" in result.output
 
 
-def test_verify_lists_every_problem_of_the_manifest_where_loading_names_the_first(tmp_path: Path) -> None:
+def test_verify_lists_every_problem_of_the_manifest_where_loading_names_the_first(mini_course: Path,
+                                                                                  tmp_path: Path) -> None:
     """A manifest with two slips: loading it (any command) names the first and how many more; `grader verify`
     lists each, with its line, instead of stopping at the first."""
-    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
-    shutil.copytree(fixtures / "assignments" / "mini", tmp_path / "assignments" / "mini")
-    shutil.copytree(fixtures / "reference_solutions" / "mini", tmp_path / "reference_solutions" / "mini")
     manifest = tmp_path / "assignments" / "mini" / "assignment.toml"
     text = manifest.read_text()
     text = text.replace('title = "Mini: two tensor functions"', 'title = "Mini: two tensor functions"\ntitel = "typo"', 1)
@@ -318,35 +316,18 @@ def test_verify_lists_every_problem_of_the_manifest_where_loading_names_the_firs
     assert loaded.stderr.rstrip().endswith("(and 1 more: `grader verify mini` lists each)")
 
 
-def test_verify_names_a_mutation_that_is_python_but_does_not_import(tmp_path: Path) -> None:
+def test_verify_names_a_mutation_that_is_python_but_does_not_import(mini_course: Path, import_failing_mistake: Path,
+                                                                      tmp_path: Path) -> None:
     """A mistake whose edited file parses but raises when imported is caught by the import, never by a check: its
     hint could never be shown, and a variant so made cannot keep its marks. `grader verify` imports each mutation
     (in a child process) and names it in one line, like a syntax error; `verify_assignment(grade=False)` stays
     text only."""
-    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
-    shutil.copytree(fixtures / "assignments" / "mini", tmp_path / "assignments" / "mini")
-    shutil.copytree(fixtures / "reference_solutions" / "mini", tmp_path / "reference_solutions" / "mini")
     root = tmp_path / "assignments" / "mini"
     (root / "public_tests").mkdir()
     manifest = root / "assignment.toml"
     manifest.write_text(manifest.read_text() + "\n[audit]\nmin_mistakes = 2\nmin_variants = 1\n")
     mistakes = root / "hidden" / "mistakes" / "row_sums.toml"
-    mistakes.write_text(mistakes.read_text() + '''
-[[mutation]]
-id = "row_sums_first_axis_helper"
-task = "row_sums"
-hint = "You reduced over dimension 0."
-
-[[mutation.edits]]
-file = "ops.py"
-old = "import torch\\n"
-new = "import torch\\n\\nAXIS = first_axis()\\n"
-
-[[mutation.edits]]
-file = "ops.py"
-old = "x.sum(dim=-1)"
-new = "x.sum(dim=AXIS)"
-''')
+    mistakes.write_text(mistakes.read_text() + "\n" + import_failing_mistake.read_text())
     variants = root / "hidden" / "variants" / "scale.toml"
     variants.parent.mkdir()
     variants.write_text('[[mutation]]\nid = "scale_with_numpy"\nfile = "ops.py"\nold = "import torch\\n"\n'

@@ -265,13 +265,10 @@ def test_cli_writes_the_gradescope_report_to_a_file(tmp_path, repo):
     assert [p.name for p in output.parent.iterdir()] == ["results.json"]
 
 
-def test_a_check_that_raises_on_the_reference_too_is_the_checks_error_not_the_students(tmp_path):
+def test_a_check_that_raises_on_the_reference_too_is_the_checks_error_not_the_students(mini_course, tmp_path):
     """A probe bug (here a shape mismatch in the check's own code) raises on every submission: it is refused as
     the check's mistake, with its line, and never charged to a student's code; the reference still passes checks
     whose probe runs."""
-    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
-    shutil.copytree(fixtures / "assignments" / "mini", tmp_path / "assignments" / "mini")
-    shutil.copytree(fixtures / "reference_solutions" / "mini", tmp_path / "reference_solutions" / "mini")
     checks = tmp_path / "assignments" / "mini" / "hidden" / "checks" / "scale.py"
     lines = checks.read_text().splitlines()
     line = next(n for n, text in enumerate(lines, start=1) if "impl.ops.scale(" in text)
@@ -288,13 +285,10 @@ def test_a_check_that_raises_on_the_reference_too_is_the_checks_error_not_the_st
         f"is wrong, not the student's")
 
 
-def test_a_stale_known_mistake_is_said_once_to_the_instructor_and_never_in_the_report(tmp_path):
+def test_a_stale_known_mistake_is_said_once_to_the_instructor_and_never_in_the_report(mini_course, tmp_path):
     """A mistake whose old text left the reference cannot diagnose anything: `grader grade` goes on without it and
     says so once on stderr; the report (what the student sees) holds no trace of it, and a Gradescope run whose
     output students may be shown ([gradescope] stdout_visibility) says nothing."""
-    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
-    shutil.copytree(fixtures / "assignments" / "mini", tmp_path / "assignments" / "mini")
-    shutil.copytree(fixtures / "reference_solutions" / "mini", tmp_path / "reference_solutions" / "mini")
     mistakes = tmp_path / "assignments" / "mini" / "hidden" / "mistakes" / "row_sums.toml"
     mistakes.write_text(mistakes.read_text().replace('old = "x.sum(dim=-1)"', 'old = "x.sum(-1)"'))
     submission = tmp_path / "work" / "mini"
@@ -321,12 +315,9 @@ def test_a_stale_known_mistake_is_said_once_to_the_instructor_and_never_in_the_r
     assert shown.returncode == 0 and shown.stderr == "", shown.stderr
 
 
-def test_grade_all_says_a_stale_known_mistake_once_before_grading(tmp_path):
+def test_grade_all_says_a_stale_known_mistake_once_before_grading(mini_course, tmp_path):
     """`grader grade-all` grades in workers whose graders leave a stale mistake out: the batch says it once, on
     stderr, as `grader grade` does, and no student's record carries it."""
-    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
-    shutil.copytree(fixtures / "assignments" / "mini", tmp_path / "assignments" / "mini")
-    shutil.copytree(fixtures / "reference_solutions" / "mini", tmp_path / "reference_solutions" / "mini")
     mistakes = tmp_path / "assignments" / "mini" / "hidden" / "mistakes" / "row_sums.toml"
     mistakes.write_text(mistakes.read_text().replace('old = "x.sum(dim=-1)"', 'old = "x.sum(-1)"'))
     shutil.copytree(tmp_path / "reference_solutions" / "mini", tmp_path / "class" / "alice" / "mini")
@@ -343,33 +334,13 @@ def test_grade_all_says_a_stale_known_mistake_once_before_grading(tmp_path):
     assert "stale" not in (tmp_path / "c.csv").read_text()
 
 
-BROKEN_MISTAKE = '''
-[[mutation]]
-id = "row_sums_first_axis_helper"
-task = "row_sums"
-hint = "You reduced over dimension 0 through a helper."
-
-[[mutation.edits]]
-file = "ops.py"
-old = "import torch\\n"
-new = "import torch\\n\\nAXIS = first_axis()\\n"
-
-[[mutation.edits]]
-file = "ops.py"
-old = "x.sum(dim=-1)"
-new = "x.sum(dim=AXIS)"
-'''
-
-
-def _mini_with_a_mistake_that_does_not_import(tmp_path: Path) -> str:
-    """The mini fixture whose only mistake is valid Python that fails when imported, and the warning grading gives
-    for it (the line `grader verify` prints); were it sound, it would diagnose a row sum over dimension 0."""
-    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
-    shutil.copytree(fixtures / "assignments" / "mini", tmp_path / "assignments" / "mini")
-    shutil.copytree(fixtures / "reference_solutions" / "mini", tmp_path / "reference_solutions" / "mini")
-    mistakes = tmp_path / "assignments" / "mini" / "hidden" / "mistakes" / "row_sums.toml"
-    mistakes.write_text(BROKEN_MISTAKE)
-    line = BROKEN_MISTAKE.splitlines().index('id = "row_sums_first_axis_helper"') + 1
+def _mini_with_a_mistake_that_does_not_import(course: Path, mistake: Path) -> str:
+    """The mini course (the ``mini_course`` fixture) whose only mistake is valid Python that fails when imported
+    (the ``import_failing_mistake`` fixture), and the warning grading gives for it (the line
+    `grader verify` prints); were it sound, it would diagnose a row sum over dimension 0."""
+    mistakes = course / "hidden" / "mistakes" / "row_sums.toml"
+    shutil.copyfile(mistake, mistakes)
+    line = mistakes.read_text().splitlines().index('id = "row_sums_first_axis_helper"') + 1
     return (f"warning: {mistakes}:{line}: mutation 'row_sums_first_axis_helper' does not import: ops.py, line 5: "
             f"NameError: name 'first_axis' is not defined; a mistake or variant is code a student could run: fix "
             f"its new text; until then no student is told this mistake's hint (`grader verify mini` refuses it)")
@@ -382,10 +353,11 @@ def _summing_over_columns(source: Path, destination: Path) -> Path:
     return destination
 
 
-def test_a_known_mistake_that_does_not_import_is_said_once_to_the_instructor_and_never_in_the_report(tmp_path):
+def test_a_known_mistake_that_does_not_import_is_said_once_to_the_instructor_and_never_in_the_report(
+        mini_course, import_failing_mistake, tmp_path):
     """The judge finds it when it first tries it, on a failed check: `grader grade` says so once on stderr, as it
     says a stale one, and the report holds no trace of it."""
-    warning = _mini_with_a_mistake_that_does_not_import(tmp_path)
+    warning = _mini_with_a_mistake_that_does_not_import(mini_course, import_failing_mistake)
     submission = _summing_over_columns(tmp_path / "reference_solutions" / "mini", tmp_path / "work" / "mini")
     env = {**os.environ, "GRADER_ASSIGNMENTS": str(tmp_path / "assignments")}
     result = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", "mini", str(submission), "--format",
@@ -396,10 +368,11 @@ def test_a_known_mistake_that_does_not_import_is_said_once_to_the_instructor_and
     assert report["score"] == 2 and "first_axis" not in result.stdout, result.stdout
 
 
-def test_grade_all_says_a_known_mistake_that_does_not_import_once_after_grading(tmp_path):
+def test_grade_all_says_a_known_mistake_that_does_not_import_once_after_grading(mini_course, import_failing_mistake,
+                                                                                tmp_path):
     """Each worker's judge finds it on its own: the batch says it once, after its summary, and no student's record
     carries it."""
-    warning = _mini_with_a_mistake_that_does_not_import(tmp_path)
+    warning = _mini_with_a_mistake_that_does_not_import(mini_course, import_failing_mistake)
     for student in ("alice", "bob"):
         _summing_over_columns(tmp_path / "reference_solutions" / "mini", tmp_path / "class" / student / "mini")
     env = {**os.environ, "GRADER_ASSIGNMENTS": str(tmp_path / "assignments")}

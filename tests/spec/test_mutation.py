@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,6 @@ from autograder.spec.assignment import Assignment, load_assignment
 from autograder.spec import mutation as mutation_module
 from autograder.spec.mutation import apply_mutation, combined_problems, load_mutation, load_mutations
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 MISTAKE = '''[[mutation]]
 id = "row_sums_over_columns"
 task = "row_sums"
@@ -32,14 +30,12 @@ new = "return torch.mul(x, factor)"
 
 
 @pytest.fixture
-def mini(tmp_path: Path) -> Assignment:
+def mini(mini_course: Path) -> Assignment:
     """The mini fixture assignment in a temporary tree, one mistake (row_sums.toml) and one variant (scale.toml)."""
-    shutil.copytree(FIXTURES / "assignments" / "mini", tmp_path / "assignments" / "mini")
-    shutil.copytree(FIXTURES / "reference_solutions" / "mini", tmp_path / "reference_solutions" / "mini")
-    (tmp_path / "assignments" / "mini" / "hidden" / "mistakes" / "row_sums.toml").write_text(MISTAKE)
-    (tmp_path / "assignments" / "mini" / "hidden" / "variants").mkdir()
-    (tmp_path / "assignments" / "mini" / "hidden" / "variants" / "scale.toml").write_text(VARIANT)
-    return load_assignment("mini", root=tmp_path / "assignments")
+    (mini_course / "hidden" / "mistakes" / "row_sums.toml").write_text(MISTAKE)
+    (mini_course / "hidden" / "variants").mkdir()
+    (mini_course / "hidden" / "variants" / "scale.toml").write_text(VARIANT)
+    return load_assignment("mini", root=mini_course.parent)
 
 
 def _write(assignment: Assignment, which: str, text: str) -> Path:
