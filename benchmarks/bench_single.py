@@ -80,22 +80,15 @@ class Floor:
             self.checks[task.id] = [c for c in collect_checks(namespace) if c.task == task.id]
 
     def warm_up(self) -> None:
-        """Before forking a process per task, do what the zygote template and a zygote do before they fork: pay
-        torch's lazy import of the first optimizer step once (each fork would pay it again), back this process's
-        memory with huge pages (fewer page-table entries to copy per fork) and freeze the collector's objects (no
-        fork's collection writes to them); see autograder/sandbox/template.py and zygote.py."""
+        """Before forking a process per task, do what the zygote template and a zygote do before they fork: the
+        template's own warm-up (torch's lazy import of the first optimizer step, which each fork would pay again;
+        its memory backed by huge pages, fewer page-table entries per fork), then the zygote's ``gc.freeze()`` (no
+        fork's collection writes to its objects)."""
         import gc
 
-        import torch
+        from autograder.sandbox.template import warm_up
 
-        from autograder.sandbox import linux
-        from autograder.sandbox.procfs import private_memory
-
-        parameter = torch.nn.Parameter(torch.zeros(1))
-        optimizer = torch.optim.AdamW([parameter], lr=0.1)
-        (parameter * 2).sum().backward()
-        optimizer.step()
-        linux.collapse_huge_pages(private_memory())
+        warm_up()
         gc.freeze()
 
     def run_forked(self, submission: Path) -> dict[str, float]:
