@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import select
 import subprocess
 import sys
 import tempfile
@@ -94,14 +93,10 @@ def _import_in_child(packages: list[tuple[Path, Mutation]], modules: tuple[str, 
 
 def _next_line(lines: PipeLines, seconds: float) -> bytes | None:
     """The child's next line; b"" if it ended first, None if none came within ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while not lines.has_line():
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([lines.fd], [], [], remaining)[0]:
-            return None
-        if not lines.read():
-            return b""
-    return lines.take()
+    try:
+        return lines.wait_line(time.monotonic() + seconds)
+    except EOFError:
+        return b""
 
 
 def _environment() -> dict[str, str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import selectors
 import shutil
 import subprocess
 import sys
@@ -389,26 +388,21 @@ class Zygote:
     def _read_message(self, deadline: float, allow_timeout: bool = False) -> dict[str, Any] | None:
         if self.process is None or self.process.stdout is None:
             raise WorkerDied("the zygote is not running")
-        process = self.process
-        with selectors.DefaultSelector() as selector:
-            selector.register(process.stdout, selectors.EVENT_READ)
-            while True:
-                line = process.lines.take()  # first what an earlier read brought along: select cannot see it
-                if line is None:
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        if allow_timeout:
-                            return None
-                        raise WorkerDied("the zygote did not answer in time")
-                    if selector.select(timeout=min(remaining, 1.0)) and not process.lines.read():
-                        raise WorkerDied("the zygote exited")
-                    continue
-                try:
-                    message = json.loads(line)
-                except json.JSONDecodeError:
-                    raise WorkerDied("the zygote sent garbage") from None
-                if isinstance(message, dict):
-                    return message
+        while True:
+            try:
+                line = self.process.lines.wait_line(deadline)
+            except EOFError:
+                raise WorkerDied("the zygote exited") from None
+            if line is None:
+                if allow_timeout:
+                    return None
+                raise WorkerDied("the zygote did not answer in time")
+            try:
+                message = json.loads(line)
+            except json.JSONDecodeError:
+                raise WorkerDied("the zygote sent garbage") from None
+            if isinstance(message, dict):
+                return message
 
 
 def describe_isolation(zygotes: Iterable[Zygote]) -> dict[str, Any]:

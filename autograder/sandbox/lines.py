@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import select
+import time
 
 CHUNK = 1 << 16
 
@@ -40,6 +42,21 @@ class PipeLines:
         chunk = os.read(self.fd, CHUNK)
         self.buffer += chunk
         return bool(chunk)
+
+    def wait_line(self, deadline: float) -> bytes | None:
+        """The next whole line, without its newline, waiting for it until ``deadline`` (``time.monotonic()``); None
+        if none came by then.
+
+        Raises:
+            EOFError: If the pipe ended first.
+        """
+        while not self.has_line():  # first what an earlier read brought along: select cannot see it
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
+                return None
+            if not self.read():
+                raise EOFError("the pipe ended")
+        return self.take()
 
     def readline(self) -> bytes:
         """The next line with its newline, reading as needed; at the pipe's end what is left (``b""`` if nothing)."""
