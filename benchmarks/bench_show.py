@@ -16,7 +16,11 @@ the medians, against the targets (20 s, and 4 s cold). Each run writes a fresh f
 
 With ``--change module.function`` each run copies the work, draws it cold, then inserts one statement into that
 function (a change of its syntax tree, the outputs unchanged) and draws it again into the same folder: the re-run
-finds the other figures in the cache and runs only the probes that reach the function (target 1.5 s). The load
+finds the other figures in the cache and runs only the probes that reach the function (target 1.5 s). Beside it is
+printed the re-run's floor: a fresh interpreter that does only what any design drawing in a fresh process must do
+(load the figure files, which import torch; digest the student's code to find what changed; import matplotlib;
+decode the changed probes' kept results and draw their figures; exit), with no sandbox, no probe and no page
+(``--redraw-floor``, run as its own process and timed from its start to its exit like the re-run). The load
 average is printed with every figure: the machine is shared, and a busy one is slower.
 """
 
@@ -122,8 +126,9 @@ def change_function(package: Path, qualified: str, index: int) -> None:
 
 
 def changed_runs(assignment: str, path: Path, qualified: str, repeat: int, scratch: Path) -> None:
-    """Per repeat: a cold run on a copy of the work, then one function changed and a re-run into the same folder."""
-    cold, warm, loads = [], [], []
+    """Per repeat: a cold run on a copy of the work, then one function changed, a re-run into the same folder, and
+    the re-run's floor (``redraw_floor``) on what the re-run kept."""
+    cold, warm, floors, loads = [], [], [], []
     for index in range(repeat):
         work = scratch / f"changed-{index}" / path.name
         shutil.copytree(path, work)
@@ -132,13 +137,62 @@ def changed_runs(assignment: str, path: Path, qualified: str, repeat: int, scrat
         cold.append(run_once(assignment, work, out))
         change_function(work, qualified, index)
         loads.append(load_now())
+        since = time.time()
         warm.append(run_once(assignment, work, out))
+        loads.append(load_now())
+        floors.append(floor_once(assignment, work, out, scratch / f"changed-{index}" / "floor", since))
         print(f"  run {index + 1}: cold {cold[-1]['wall']:.1f} s [{cold[-1]['summary']}]; after {qualified} changed "
-              f"{warm[-1]['wall']:.1f} s wall, {warm[-1]['cpu']:.1f} s CPU [{warm[-1]['summary']}]")
+              f"{warm[-1]['wall']:.1f} s wall, {warm[-1]['cpu']:.1f} s CPU [{warm[-1]['summary']}]; its floor "
+              f"{floors[-1]['wall']:.2f} s [{floors[-1]['summary']}]")
     print(figure("median wall, cold", statistics.median(r["wall"] for r in cold), " s", COLD_TARGET_SECONDS,
                  max(loads)))
-    print(figure(f"median wall after {qualified} changed", statistics.median(r["wall"] for r in warm), " s",
-                 CHANGED_TARGET_SECONDS, max(loads)))
+    rerun = statistics.median(r["wall"] for r in warm)
+    floor = statistics.median(r["wall"] for r in floors)
+    print(figure(f"median wall after {qualified} changed", rerun, " s", CHANGED_TARGET_SECONDS, max(loads)))
+    print(figure(f"re-run floor after {qualified} changed (a fresh interpreter: figure files and torch, digests, "
+                 "matplotlib, the changed figures drawn; median)", floor, " s", None, max(loads)))
+    print(figure("re-run / its floor", rerun / floor, "x", None, max(loads)))
+
+
+def floor_once(assignment: str, work: Path, out: Path, drawn: Path, since: float) -> dict[str, float | str]:
+    """``redraw_floor`` in a process of its own, timed from its start to its exit as ``run_once`` times a show."""
+    drawn.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, str(Path(__file__).resolve()), "--assignment", assignment, "--path", str(work),
+               "--redraw-floor", str(out), str(drawn), f"{since:.6f}"]
+    started = time.monotonic()
+    done = subprocess.run(command, env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT, capture_output=True,
+                          text=True)
+    wall = time.monotonic() - started
+    if done.returncode != 0:
+        raise SystemExit(f"the re-run floor failed ({done.returncode}): {done.stderr.strip()[-400:]}")
+    return {"wall": wall, "summary": done.stdout.strip()}
+
+
+def redraw_floor(assignment: str, work: Path, out: Path, drawn: Path, since: float) -> None:
+    """The floor of a fresh re-run: draw into ``drawn`` the figures the re-run of the page in ``out`` drew (those
+    kept in ``out/.cache`` since ``since``, the re-run's start), from the results it kept; then exit as ``grader
+    show`` does, without teardown.
+
+    The figure files, the digests, the decoder and the drawing are the grader's own (``show/catalog.py``,
+    ``show/cache.py``, ``show/draw.py``): only the sandbox, the probes and the page are left out.
+    """
+    from autograder.show.cache import FigureCache
+    from autograder.show.catalog import load_catalog
+    from autograder.spec.assignment import load_assignment
+
+    spec = load_assignment(assignment)
+    catalog = load_catalog(spec)
+    cache = FigureCache.beside(out, spec, catalog, work)
+    from autograder.show.draw import draw_panel
+
+    names = []
+    for figure_ in catalog.figures:
+        kept = cache.folder / f"{cache.key(figure_.probe, {})}.{figure_.name}.png"
+        if kept.is_file() and kept.stat().st_mtime >= since:
+            draw_panel(figure_, cache.lookup(figure_.probe, {}), drawn)
+            names.append(figure_.name)
+    print(f"drew {', '.join(names) or 'nothing'}", flush=True)
+    os._exit(0 if names else 1)  # as grader show ends: no interpreter teardown
 
 
 def watch_runs(assignment: str, path: Path, qualified: str, repeat: int, scratch: Path) -> None:
@@ -212,7 +266,13 @@ def main() -> None:
     parser.add_argument("--watch", action="store_true",
                         help="with --change: also time the redraw in `grader show --watch` and in a kernel's show()")
     parser.add_argument("--only-watch", action="store_true", help="the --watch figures only (no cold runs)")
+    parser.add_argument("--redraw-floor", nargs=3, metavar=("OUT", "DRAWN", "SINCE"),
+                        help="internal: the re-run floor on the page in OUT for the work at --path, drawn into DRAWN: "
+                             "the figures kept since SINCE (seconds since the epoch)")
     args = parser.parse_args()
+    if args.redraw_floor:
+        out, drawn, since = args.redraw_floor
+        redraw_floor(args.assignment, args.path, Path(out), Path(drawn), float(since))
     if (args.watch or args.only_watch) and not args.change:
         parser.error("--watch needs --change MODULE.FUNCTION")
     if args.only_watch:

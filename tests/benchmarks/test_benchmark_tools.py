@@ -2,13 +2,15 @@
 README's performance table is what the record renders, the warm benchmark's edit keeps the function's behaviour,
 compare.py and bench_batch.py refuse bad input in one line, bench_batch's scaling mode grades each class size, and
 the floor runs each task's probes with the reference standing in for what the task uses, in one process or one
-process per task alike."""
+process per task alike, and bench_show's re-run floor draws what a re-run drew."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -185,3 +187,29 @@ def test_compare_runs_each_commit_from_its_own_tree(tmp_path: Path, monkeypatch:
                              capture_output=True, text=True, timeout=60)
     assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1
     assert "would run" in refused.stderr and "not its own tree" in refused.stderr
+
+
+@pytest.mark.slow
+def test_the_rerun_floor_draws_what_the_rerun_drew_as_the_rerun_drew_it(tmp_path: Path) -> None:
+    """bench_show's re-run floor: after one function changed, the figures a fresh ``grader show`` redrew (and only
+    those) are drawn again, from the results it kept, into PNGs identical to the page's."""
+    from bench_show import change_function, floor_once, run_once
+
+    from autograder.show.catalog import load_catalog
+    from autograder.spec.assignment import load_assignment
+
+    work = tmp_path / "numpy_attention_work" / "assignment2"
+    shutil.copytree(REPO / "reference_solutions" / "assignment2", work)
+    out = tmp_path / "figures"
+    run_once("assignment2", work, out)
+    change_function(work, "numpy_attention.softmax", 1)
+    since = time.time()
+    run_once("assignment2", work, out)
+    floor = floor_once("assignment2", work, out, tmp_path / "floor", since)
+    drawn = {path.stem for path in (tmp_path / "floor").glob("*.png")}
+    assert set(floor["summary"].removeprefix("drew ").split(", ")) == drawn
+    softmax_users = {"notes_example", "five_tokens"}  # the probes reaching softmax (tests/show/test_show_cache.py)
+    catalog = load_catalog(load_assignment("assignment2"))
+    assert drawn == {figure_.name for figure_ in catalog.figures if figure_.probe.name in softmax_users}
+    for name in drawn:
+        assert (tmp_path / "floor" / f"{name}.png").read_bytes() == (out / f"{name}.png").read_bytes(), name
