@@ -39,14 +39,7 @@ from autograder.sandbox.memory import GRADER_OOM_SCORE_ADJ, current_plan, set_oo
 from autograder.spec.assignment import Assignment, Task, absent_file, short_names
 from autograder.spec.fingerprint import assignment_fingerprint
 from autograder.spec.mutation import diagnosable_mistakes
-from autograder.spec.quiz import (
-    AnswerCheck,
-    grade_answers,
-    load_key,
-    load_questions,
-    quiz_checks,
-    read_answers,
-)
+from autograder.spec.quiz import grade_answers, load_key, load_questions, quiz_checks, quiz_summary, read_answers
 from autograder.spec.reference import load_package, prune_reference
 from autograder.submission.imports import NOT_IMPORTED, unneeded_modules
 from autograder.submission.intake import prepare_submission
@@ -309,19 +302,8 @@ class Grader:
                                answers)
         checks = quiz_checks(graded, quiz.feedback, problem)
         result = score_task(quiz.task_id, quiz.title, quiz.points, checks)
-        result.feedback = quiz_summary(graded, checks, problem)
+        result.feedback = quiz_summary(graded, quiz.feedback, problem)
         return result
-
-
-def quiz_summary(graded: list[AnswerCheck], checks: list[CheckResult], problem: str | None) -> str:
-    """The quiz's one-line feedback (all the text report shows of a task): how many answers are right, then the
-    problem with the answers file, or each answer the quiz's checks name and fail (under ``feedback = "score"``
-    the malformed ones only) with what is wrong, as the JSON and Gradescope reports show them."""
-    named = {f"quiz.{answer.question}": answer.question for answer in graded}  # quiz_checks' names for them
-    problems = [problem] if problem else [f"{named[c.name]}: {c.message}" for c in checks
-                                          if c.name in named and not c.passed]
-    correct = sum(answer.correct for answer in graded)
-    return "; ".join([f"{correct} of {len(graded)} answers correct", *problems])
 
 
 def _refuse_own_reference(assignment: Assignment, pruned: dict[str, dict[str, str]]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import linecache
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +23,29 @@ _DID_NOT_RAISE = re.compile(r"DID NOT RAISE (.+)$")
 _DUMPED_FRAME = re.compile(r'^\s*File "(.+)", line (\d+) in (\S+)', re.M)  # a frame of faulthandler's stack
 
 
+@dataclass(frozen=True)
+class Unequal:
+    """A ``torch.equal`` call that returned False: where it was called from, and what it compared.
+
+    Attributes:
+        code: The calling frame's code object.
+        line: The calling line (1-based).
+        compared: Its two arguments.
+    """
+
+    code: Any
+    line: int
+    compared: tuple[Any, Any]
+
+
 def shorten(text: str, width: int = MAX_WIDTH) -> str:
     """One line of at most ``width`` characters (whitespace collapsed, an ellipsis where cut)."""
     flat = " ".join(str(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def condense(excinfo: Any, test_file: Path, package_dir: Path, cell_map: CellMap | None = None) -> list[str]:
+def condense(excinfo: Any, test_file: Path, package_dir: Path, cell_map: CellMap | None = None,
+             unequal: Unequal | None = None) -> list[str]:
     """At most MAX_LINES lines saying what went wrong in a failing test.
 
     Args:
@@ -36,6 +53,8 @@ def condense(excinfo: Any, test_file: Path, package_dir: Path, cell_map: CellMap
         test_file: The public test file (to find the failing statement).
         package_dir: The student's package folder (to find the student's line that raised).
         cell_map: A notebook's map of its extracted files (the student's line is then said as a cell's).
+        unequal: The last ``torch.equal`` call of the test that returned False (the plugin records it: the
+            assertion's message holds only the tensors' shortened reprs).
 
     Returns:
         The lines, the first naming the test's failing line.
@@ -58,6 +77,8 @@ def condense(excinfo: Any, test_file: Path, package_dir: Path, cell_map: CellMap
         lines += _student_frame(student_entry, package_dir, cell_map)
     elif isinstance(value, AssertionError) and ("Mismatched elements" in message or "do not match" in message):
         lines += _close_failure(message, entries, statement)
+    elif isinstance(value, AssertionError) and _asserted_equal(test_entry, statement, unequal):
+        lines += _equal_failure(statement, *unequal.compared) or _assertion(message)  # type: ignore[union-attr]
     elif isinstance(value, AssertionError):
         lines += _assertion(message)
     else:
@@ -260,7 +281,13 @@ def _producer(test_file: Path, lineno: int, name: str) -> str:
 def _close_failure(message: str, entries: list[Any], statement: str) -> list[str]:
     """``assert_close``/``assert_allclose``: which output, its shape, how many elements differ, by how much, where."""
     actual, expected = _compared_values(entries)
-    name = _first_argument(statement) or "the output"
+    return _difference(message, _first_argument(statement) or "the output", actual, expected)
+
+
+def _difference(message: str, name: str, actual: Any, expected: Any) -> list[str]:
+    """What differs between an output and its expected value, from the comparison's message (torch's or NumPy's)
+    and the values: a shape or dtype, else how many elements differ and where (the largest difference and what is
+    allowed, or, when the values must be equal, the first element that differs with both values)."""
     attribute = _ATTRIBUTE.search(message)
     if attribute:
         return [f"{name}: {attribute.group(1)} {attribute.group(2)}, expected {attribute.group(3)}"]
@@ -270,7 +297,10 @@ def _close_failure(message: str, entries: list[Any], statement: str) -> list[str
     if mismatched:
         lines.append(f"{mismatched.group(1)} of {mismatched.group(2)} elements differ")
     greatest = _TORCH_GREATEST.search(message)
-    if greatest:
+    first = _first_difference(actual, expected) if greatest and not greatest.group(3) else ""
+    if first:
+        lines[-1] += f" (must be equal); {first}"
+    elif greatest:
         allowed = f"{greatest.group(3)} allowed" if greatest.group(3) else "must be equal"
         lines[-1] += f"; the largest difference is {_number(greatest.group(1))} at index {greatest.group(2)} ({allowed})"
     else:
@@ -280,6 +310,51 @@ def _close_failure(message: str, entries: list[Any], statement: str) -> list[str
             lines[-1] += f"; the largest difference is {numpy_greatest.group(1)}" + (f" at index {where}"
                                                                                       if where else "")
     return lines
+
+
+def _asserted_equal(entry: Any, statement: str, unequal: Unequal | None) -> bool:
+    """Whether the failing statement is ``assert torch.equal(a, b)`` and ``unequal`` is that very call."""
+    if unequal is None or entry is None:
+        return False
+    try:
+        same = entry.frame.code.raw is unequal.code and entry.lineno + 1 == unequal.line
+        tree = parse(statement.strip())
+    except Exception:  # noqa: BLE001 - no frame, or a statement that is not Python on its own
+        return False
+    test = tree.body[0].test if tree.body and isinstance(tree.body[0], ast.Assert) else None
+    return same and isinstance(test, ast.Call) and ast.unparse(test.func).endswith("equal") and len(test.args) == 2
+
+
+def _equal_failure(statement: str, actual: Any, expected: Any) -> list[str]:
+    """``assert torch.equal(a, b)``, whose message is a bare False: said as an ``assert_close`` with no tolerance
+    would say it (its message, then :func:`_difference`); nothing when that comparison cannot run."""
+    try:
+        import torch
+
+        torch.testing.assert_close(actual, expected, rtol=0, atol=0)
+    except AssertionError as exc:
+        return _difference(str(exc), _first_argument(statement) or "the output", actual, expected)
+    except Exception:  # noqa: BLE001 - what torch.equal compares but assert_close cannot (a tensor subclass...)
+        pass
+    return []
+
+
+def _first_difference(actual: Any, expected: Any) -> str:
+    """``the first at index (0, 1): got True, expected False`` for two arrays or tensors of one shape ('' when that
+    cannot be computed)."""
+    try:
+        import numpy as np
+
+        index = tuple(int(i) for i in np.argwhere(np.asarray(actual != expected))[0])
+        return f"the first at index {index}: got {_element(actual[index])}, expected {_element(expected[index])}"
+    except Exception:  # noqa: BLE001 - shapes that differ, values that are not arrays
+        return ""
+
+
+def _element(value: Any) -> str:
+    """One element as a student reads it: ``True``, ``3``, ``0.1235`` (four significant digits)."""
+    value = value.item() if hasattr(value, "item") else value
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def _number(text: str) -> str:
@@ -325,16 +400,18 @@ def _argmax_difference(actual: Any, expected: Any) -> str:
         return ""
 
 
+_COMPARISONS = ("assert_close", "assert_allclose", "equal")  # calls whose first argument is the output compared
+
+
 def _first_argument(statement: str) -> str:
     """The first argument of the comparison call in a statement (``weights[0, 0]`` in ``assert_close(weights[0, 0],
-    expected)``)."""
+    expected)``, ``mask`` in ``assert torch.equal(mask, expected)``)."""
     try:
         tree = parse(statement.strip())
     except SyntaxError:
         return ""
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and node.args and ast.unparse(node.func).endswith(("assert_close",
-                                                                                            "assert_allclose")):
+        if isinstance(node, ast.Call) and node.args and ast.unparse(node.func).endswith(_COMPARISONS):
             return shorten(ast.unparse(node.args[0]), 50)
     return ""
 

@@ -19,6 +19,7 @@ import pytest
 
 RESULTS_ENV = "GRADER_PUBLIC_RESULTS"
 from autograder.public.condense import (
+    Unequal,
     condense,
     shorten,
     stack_frames,
@@ -215,12 +216,40 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
             _called.setdefault(f"{code.co_filename}:{id(code)}", (code.co_filename, code))
 
     previous = sys.gettrace()
-    with _untraced_imports(str(Settings.config.get("package", ""))):
+    with _untraced_imports(str(Settings.config.get("package", ""))), _remembered_unequal():
         sys.settrace(tracer)
         try:
             yield
         finally:
             sys.settrace(previous)
+
+
+_unequal: list[Unequal] = []  # the running test's last torch.equal call that returned False
+
+
+@contextlib.contextmanager
+def _remembered_unequal() -> Iterator[None]:
+    """``torch.equal`` as the test sees it, remembering its last call that returned False and where it was made:
+    ``assert torch.equal(a, b)`` fails with a bare False, and the condenser says from the two tensors what differs."""
+    _unequal.clear()
+    torch = sys.modules.get("torch")
+    original = getattr(torch, "equal", None)
+    if original is None:  # no torch, or not imported by the tests: nothing calls it
+        yield
+        return
+
+    def equal(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        if result is False and len(args) == 2:
+            caller = sys._getframe(1)
+            _unequal[:] = [Unequal(caller.f_code, caller.f_lineno, (args[0], args[1]))]
+        return result
+
+    torch.equal = equal  # type: ignore[union-attr]
+    try:
+        yield
+    finally:
+        torch.equal = original  # type: ignore[union-attr]
 
 
 @contextlib.contextmanager
@@ -278,7 +307,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
     if status == "failed" and excinfo is not None:
         try:
             summary = condense(excinfo, Path(str(item.path)), package_dir,
-                               CellMap.from_data(Settings.config.get("cell_map")))
+                               CellMap.from_data(Settings.config.get("cell_map")), next(iter(_unequal), None))
         except Exception as exc:  # noqa: BLE001 - never lose a result to the condenser: say what pytest said
             summary = [shorten(f"{excinfo.typename}: {excinfo.value}"), f"(could not condense: {exc})"]
         if report.when == "setup":

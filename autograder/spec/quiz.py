@@ -141,24 +141,71 @@ def grade_answers(questions: list[Question], key: dict[str, dict[str, str]], ans
     return graded
 
 
+def quiz_check_name(feedback: str, question: str, place: int) -> str:
+    """The name of the quiz's check on one answer, the only place one is named.
+
+    Every student's quiz gets the same names, so a class report lines them up: ``quiz.<question>``, or under
+    ``feedback = "score"`` ``quiz.answer<place>``, the answer's place in :func:`_ranked`'s order, which says how
+    many answers are right, not which.
+
+    Args:
+        feedback: The quiz's ``feedback``.
+        question: The question's id.
+        place: The answer's place among the checks, from 1.
+    """
+    return f"quiz.answer{place}" if feedback == "score" else f"quiz.{question}"
+
+
+def _ranked(graded: list[AnswerCheck], feedback: str) -> list[AnswerCheck]:
+    """The answers in the order of their checks: the questions', or under ``score`` right ones first, then wrong
+    ones, then malformed ones (each in the questions' order); malformed ones last as a block, since their questions
+    are named and a place among the wrong ones would tell which those are."""
+    if feedback != "score":
+        return list(graded)
+    return sorted(graded, key=lambda a: (not a.correct, not a.valid))
+
+
+def _names_question(answer: AnswerCheck, feedback: str) -> bool:
+    """Whether a report may say which question an answer is: always, except a well-formed one under ``score``
+    (with its verdict, that would give the key away)."""
+    return feedback != "score" or not answer.valid
+
+
+def _description(answer: AnswerCheck, feedback: str, place: int, count: int) -> str:
+    """What a check is about; alike for every student's check of one name (a class report lists them by both)."""
+    if feedback == "score":
+        return f"answer {place} of {count}, right ones first (which questions are right is not shown)"
+    if feedback == "explanations" and answer.explanation:
+        return answer.explanation
+    return f"question {answer.question}"
+
+
+def _verdict(answer: AnswerCheck, feedback: str) -> str:
+    """Why an answer earns nothing, naming its question when its check's name does not and the feedback allows."""
+    if not _names_question(answer, feedback):
+        return "incorrect"
+    return f"{answer.question}: {answer.message}" if feedback == "score" else answer.message
+
+
 def quiz_checks(graded: list[AnswerCheck], feedback: str, problem: str | None = None) -> list[CheckResult]:
     """One check per answer, showing as much of the key as the quiz's ``feedback`` allows.
 
-    ``score`` names only the malformed answers; the well-formed ones become anonymous checks, right ones
-    first, so a report (and a student resubmitting) learns how many are right, not which. ``answers`` says
-    which are right; ``explanations`` adds the key's explanation of each question.
+    ``score`` names only the malformed answers (in their checks' messages): the checks are the student's answers
+    ranked, right ones first (:func:`quiz_check_name`), so a report (and a student resubmitting) learns how many
+    are right, not which. ``answers`` says which are right; ``explanations`` adds the key's explanation of each
+    question.
     """
-    if feedback == "score":
-        invalid = [a for a in graded if not a.valid]
-        valid = sorted((a for a in graded if a.valid), key=lambda a: not a.correct)
-        checks = [CheckResult(f"quiz.{a.question}", f"question {a.question}", 1.0, FAILED, problem or a.message)
-                  for a in invalid]
-        for number, answer in enumerate(valid, start=1):
-            checks.append(CheckResult(f"quiz.answer{number}", "a well-formed answer (which questions are right "
-                                      "is not shown)", 1.0, PASSED if answer.correct else FAILED,
-                                      "" if answer.correct else "incorrect"))
-        return checks
-    return [CheckResult(f"quiz.{a.question}",
-                        a.explanation if feedback == "explanations" and a.explanation else f"question {a.question}",
-                        1.0, PASSED if a.correct else FAILED, "" if a.correct else (problem or a.message))
-            for a in graded]
+    return [CheckResult(quiz_check_name(feedback, answer.question, place),
+                        _description(answer, feedback, place, len(graded)), 1.0,
+                        PASSED if answer.correct else FAILED,
+                        "" if answer.correct else (problem or _verdict(answer, feedback)))
+            for place, answer in enumerate(_ranked(graded, feedback), start=1)]
+
+
+def quiz_summary(graded: list[AnswerCheck], feedback: str, problem: str | None) -> str:
+    """The quiz's one-line feedback (all the text report shows of a task): how many answers are right, then the
+    problem with the answers file, or each answer that earns nothing and whose question the checks may name
+    (under ``feedback = "score"`` the malformed ones only) with what is wrong, as the checks say it."""
+    named = [f"{a.question}: {a.message}" for a in graded if not a.correct and _names_question(a, feedback)]
+    correct = sum(answer.correct for answer in graded)
+    return "; ".join([f"{correct} of {len(graded)} answers correct", *([problem] if problem else named)])

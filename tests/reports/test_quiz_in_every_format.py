@@ -1,5 +1,6 @@
 """The quiz's malformed answers are named in every report format, the text report included (docs/INSTRUCTORS.md,
-"What the quiz feedback shows"), while which well-formed answers are right stays hidden."""
+"What the quiz feedback shows"), while which well-formed answers are right stays hidden; every student's quiz
+checks have the same names, so the class report lines them up."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from autograder.batch.run import BatchOptions, grade_all
+from autograder.gradebook.store import Gradebook
 from autograder.grading.grader import Grader
+from autograder.reports.classreport import write_class_report
 from autograder.reports.gradescope import render_gradescope
 from autograder.reports.json_report import render_json
 from autograder.reports.text import render_text
-from autograder.spec.assignment import Assignment
+from autograder.spec.assignment import Assignment, load_assignment
 
 pytestmark = pytest.mark.slow
 
@@ -29,13 +33,70 @@ def test_score_feedback_names_the_malformed_answers_in_text_json_and_gradescope(
     lines = answers.read_text().splitlines()
     answers.write_text("\n".join("q4 = \"e\"" if line.startswith("q4 ") else line for line in lines
                                  if not line.startswith("q6 ")) + "\n")
+    unanswered = shutil.copytree(package, tmp_path / "unanswered" / assignment3.package)
+    (unanswered / assignment3.quiz.answers_file).unlink()
     with Grader(assignment3) as grader:
         report = grader.grade(package, only={assignment3.quiz.task_id})
+        other = grader.grade(unanswered, only={assignment3.quiz.task_id})
     [quiz] = report.tasks
     assert quiz.feedback == f"14 of 16 answers correct; {'; '.join(MALFORMED)}"
     text, shown_json = render_text(report), render_json(report)
     gradescope = json.loads(render_gradescope(report, assignment3))["tests"][0]["output"]
     for line in MALFORMED:
         assert line in text, text
-        assert line in shown_json and line.split(": ", 1)[1] in gradescope
+        assert line in shown_json and line in gradescope
     assert "you answered" not in text + shown_json + gradescope  # which well-formed answers are right stays hidden
+    # The same checks, by name and by what Gradescope shows of them, for a student who wrote no answers file.
+    assert [(c.name, c.description) for c in other.tasks[0].checks] == [(c.name, c.description) for c in quiz.checks]
+    shown_other = json.loads(render_gradescope(other, assignment3))["tests"][0]["output"]
+    assert [line.split("]", 1)[1].split(":")[0] for line in shown_other.splitlines()[1:]] == [
+        line.split("]", 1)[1].split(":")[0] for line in gradescope.splitlines()[1:]]
+
+
+QUIZ_MANIFEST = """
+[quiz]
+id = "quiz"
+title = "Quiz"
+points = 3
+questions = "quiz.toml"
+key = "hidden/quiz_key.toml"
+answers_file = "answers.toml"
+feedback = "score"
+"""
+
+
+def _mini_with_quiz(course: Path) -> Assignment:
+    """The mini course with a three-question quiz whose answers are all "b"."""
+    manifest = (course / "assignment.toml").read_text().replace('"ops.py"]', '"ops.py", "answers.toml"]')
+    (course / "assignment.toml").write_text(manifest + QUIZ_MANIFEST)
+    (course / "quiz.toml").write_text("".join(f'[[questions]]\nid = "q{i}"\ntext = "?"\n'
+                                              f'options = {{ a = "A", b = "B", c = "C" }}\n' for i in (1, 2, 3)))
+    (course / "hidden" / "quiz_key.toml").write_text("".join(f'[q{i}]\nanswer = "b"\n' for i in (1, 2, 3)))
+    return load_assignment("mini", root=course.parent)
+
+
+def test_a_class_report_lists_one_set_of_quiz_checks_whatever_each_student_answered(mini_course: Path,
+                                                                                   tmp_path: Path) -> None:
+    assignment = _mini_with_quiz(mini_course)
+    reference = mini_course.parents[1] / "reference_solutions" / "mini"
+    answers = {"ada": 'q1 = "b"\nq2 = "a"\nq3 = "e"\n', "bob": None, "cyd": 'q1 = "b"\nq2 = "b"\nq3 = "b"\n'}
+    for student, text in answers.items():  # right, wrong and malformed; no answers file; all right
+        package = shutil.copytree(reference, tmp_path / "subs" / student / "mini")
+        if text is not None:
+            (package / "answers.toml").write_text(text)
+    grade_all(assignment, tmp_path / "subs", BatchOptions(jobs=2, gradebook=tmp_path / "gradebook.db",
+                                                          feedback=tmp_path / "feedback"))
+    with Gradebook(tmp_path / "gradebook.db", readonly=True) as book:
+        reports = {row.student: row.report for row in book.current("mini")}
+    quizzes = {student: next(t for t in report["tasks"] if t["id"] == "quiz") for student, report in reports.items()}
+    names = {student: [(c["name"], c["description"]) for c in quiz["checks"]] for student, quiz in quizzes.items()}
+    assert names["ada"] == names["bob"] == names["cyd"], names
+    assert [c["status"] for c in quizzes["ada"]["checks"]] == ["passed", "failed", "failed"]
+    assert quizzes["ada"]["feedback"] == "1 of 3 answers correct; q3: invalid: 'e' is not an option (options: a, b, c)"
+    write_class_report(tmp_path / "gradebook.db", tmp_path / "report", figure=False)
+    failing = (tmp_path / "report" / "class_report.md").read_text().split("## Most frequently failed checks")[1]
+    failing = failing.split("##")[0]
+    assert [line.split(" | ")[0] for line in failing.splitlines() if line.startswith("| quiz.")] == [
+        "| quiz.answer2", "| quiz.answer3", "| quiz.answer1"], failing  # bob fails all three, ada the last two
+    ada = (tmp_path / "feedback" / "ada.md").read_text()
+    assert "q3: invalid" in ada and "q1" not in ada.replace("q3: invalid", "") and "q2" not in ada

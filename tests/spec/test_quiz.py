@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from autograder.reports.results import PASSED
+from autograder.spec.assignment import QUIZ_FEEDBACK
 from autograder.spec.quiz import (
     Question,
     check_answer,
@@ -103,6 +106,25 @@ def test_answers_feedback_says_which_are_right_without_explanations():
 def test_explanations_feedback_shows_the_keys_explanations():
     checks, text = _shown("explanations")
     assert [c.description for c in checks] == [f"the key's reason number {i}" for i in range(1, 5)]
+
+
+@pytest.mark.parametrize("feedback", QUIZ_FEEDBACK)
+def test_every_student_s_quiz_checks_have_the_same_names_and_descriptions(feedback):
+    # A class report lines checks up by name: one student's answers must not get other names than another's.
+    students = [(ANSWERS, None), ({}, "answers.toml not found"), ({q: "b" for q in KEY}, None),
+                ({q: "a" for q in KEY}, None), ({"q1": "b", "q2": "x"}, None)]
+    shown = [[(c.name, c.description) for c in quiz_checks(grade_answers(QUESTIONS, KEY, answers), feedback, problem)]
+             for answers, problem in students]
+    assert all(checks == shown[0] for checks in shown), shown
+    assert len({name for name, _ in shown[0]}) == len(QUESTIONS)
+
+
+def test_score_feedback_ranks_right_then_wrong_then_malformed_answers():
+    # Right answers first (how many, not which); malformed last, so their place says nothing about the others.
+    checks = quiz_checks(grade_answers(QUESTIONS, KEY, {"q1": "zz", "q2": "a", "q3": "b"}), "score")
+    assert [(c.status, c.message) for c in checks] == [
+        ("passed", ""), ("failed", "incorrect"), ("failed", "q1: invalid: answer must be one letter, got 'zz'"),
+        ("failed", "q4: invalid: no answer")]
 
 
 def test_the_assignments_hide_the_key_by_default(assignment3):
