@@ -435,6 +435,14 @@ def _validate(assignment: Assignment) -> None:
         raise ValueError("[late] penalty is set but [assignment] due is not; add the deadline")
     if assignment.public_timeout <= 0:
         raise ValueError("public_timeout must be a positive number of seconds")
+    taken = set(assignment.student_files)
+    for module in assignment.modules:
+        if f"{module}.py" not in taken:
+            raise ValueError(f"[assignment] student_files has no {module}.py, a module of [assignment] modules: the "
+                             f"intake would drop every student's {module}.py; add it")
+    if assignment.quiz and assignment.quiz.answers_file not in taken:
+        raise ValueError(f"[assignment] student_files has no {assignment.quiz.answers_file}, the quiz's answers_file: "
+                         f"the intake would drop every student's answers; add it")
     ids = assignment.task_ids
     if len(set(ids)) != len(ids):
         raise ValueError(f"duplicate task ids in {ids}")

@@ -101,7 +101,8 @@ SCHEMA: tuple[Table, ...] = (
             "the folder's name"),
         Key("modules", STRINGS, REQUIRED, "Student modules, in import order, without `.py`."),
         Key("student_files", STRINGS, REQUIRED, "Files taken from a submission, relative to the package folder "
-            "(nothing else of a submission is read)."),
+            "(nothing else of a submission is read); every module's `.py` and the quiz's `answers_file` must be "
+            "among them."),
         Key("seed", INTEGER, REQUIRED, "Base seed from which every check's seed is derived (change it and every "
             "input changes)."),
         Key("reference", STRING, None, "Folder of the reference solution package, relative to the folder "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,21 @@ def test_a_manifest_without_its_optional_tables_names_no_missing_path():
     fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "assignments"
     [problem] = missing_paths(load_assignment("mini", root=fixtures)).values()
     assert "[assignment] public_tests names the folder 'public_tests', which does not exist" in problem
+
+
+@pytest.mark.parametrize("left_out, said", [
+    ("ops.py", "student_files has no ops.py, a module of [assignment] modules: the intake would drop every "
+               "student's ops.py"),
+    ("answers.toml", "student_files has no answers.toml, the quiz's answers_file: the intake would drop every "
+                     "student's answers"),
+])
+def test_a_student_file_the_grader_reads_must_be_taken_from_the_submission(mini_course, left_out, said):
+    """A module or the quiz's answers left out of student_files would be dropped by the intake, silently: every
+    student would get "not implemented" or "answers.toml not found". The manifest is refused instead."""
+    manifest = mini_course / "assignment.toml"
+    text = manifest.read_text().replace('student_files = ["__init__.py", "ops.py"]',
+                                        'student_files = ["__init__.py", "ops.py", "answers.toml"]')
+    text += '\n[quiz]\nquestions = "quiz.toml"\nkey = "hidden/quiz_key.toml"\npoints = 1\n'
+    manifest.write_text(text.replace(f'"{left_out}", ', "").replace(f', "{left_out}"', ""))
+    with pytest.raises(AssignmentError, match=re.escape(said)):
+        load_assignment("mini", root=mini_course.parent)
