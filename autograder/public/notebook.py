@@ -31,8 +31,8 @@ def checked_work(assignment: Assignment, path: Path | None, show_extracted: Path
     Args:
         assignment: The assignment.
         path: What the student gave (default: this folder: the package in it, or its notebook).
-        show_extracted: For a notebook, a folder to copy the extracted package files into: the student has
-            the files then, and locations name them (no ``cell_map``) rather than the cells.
+        show_extracted: For a notebook, a folder to copy the extracted package files into, for the student to
+            read; locations still name the cells (the ``cell_map`` is kept), where the student writes the code.
 
     Yields:
         The prepared submission (removed afterwards).
@@ -44,7 +44,6 @@ def checked_work(assignment: Assignment, path: Path | None, show_extracted: Path
             show_extracted.mkdir(parents=True, exist_ok=True)
             for file in sorted(prepared.package_dir.iterdir()):
                 shutil.copyfile(file, show_extracted / file.name)
-            prepared.cell_map = None
         yield prepared
 
 
@@ -179,6 +178,5 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
         if show_extracted is not None:
             write_package(extraction, Path(show_extracted))
         outcome = run_public_tests(spec, prepared.package_dir, selected=selected, listener=printer, shown=KERNEL_WORK,
-                                   refused=prepared.refused, worker=kernel_worker(),
-                                   cell_map=None if show_extracted is not None else prepared.cell_map)
+                                   refused=prepared.refused, worker=kernel_worker(), cell_map=prepared.cell_map)
     return outcome
