@@ -122,6 +122,17 @@ def prepare_kernel_work(extraction: Extraction, assignment: Assignment, scratch:
 
 
 _kernel_worker: WarmWorker | None = None  # the warm worker every check_notebook() of this kernel reuses
+_reminded = False  # whether a check of this kernel has said that hidden tests grade the work too
+
+
+def reminds(task: str | None) -> bool:
+    """Whether this check cell says that hidden tests grade the work too: the kernel's first check does, and
+    every check of all the tasks (the notebook's "Before you submit" cell, where it matters); a task's check
+    cell after the first does not (a student runs twenty of them)."""
+    global _reminded
+    said = task is None or not _reminded
+    _reminded = True
+    return said
 
 
 def kernel_worker() -> WarmWorker:
@@ -163,7 +174,8 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
     selected = [] if quiz_only else (None if task is None else [task])
     invocation = Invocation.of(spec, None if path is None else str(path), cell=True,
                                tasks=() if task is None else (task,), verbose=verbose)
-    printer = Printer(spec, lambda text: print(text, end=""), verbose=verbose, invocation=invocation)
+    printer = Printer(spec, lambda text: print(text, end=""), verbose=verbose, invocation=invocation,
+                      remind=reminds(task))
     if path is not None:  # a saved file: the one intake takes it, as `grader check` and grading do
         with checked_work(spec, Path(path), Path(show_extracted) if show_extracted is not None else None) as prepared:
             print("".join(f"note: {note}\n" for note in prepared.reading), end="")
