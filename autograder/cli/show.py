@@ -21,8 +21,8 @@ from autograder.util.targets import output_folder
 @click.option("--expected/--no-expected", default=None,
               help="Place the expected figures beside yours [default: as the assignment says].")
 @click.option("--watch", is_flag=True,
-              help="Keep drawing: after each save, redraw the figures whose code changed, on workers kept started "
-                   "(Ctrl-C to stop).")
+              help="Keep drawing: after each save, redraw the figures whose code changed, in a fraction of a second "
+                   "once the first page is drawn (Ctrl-C to stop).")
 @click.option("--reference", is_flag=True, cls=InstructorOption,
               help="Instructors: render the reference solution's figures as the expected PNGs (into the "
                    "assignment's figures/expected/, or --out).")

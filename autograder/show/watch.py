@@ -64,7 +64,7 @@ def watch_and_show(assignment: Assignment, path: Path | None, out: Path | None, 
 
 def redrawn_line(rendered: Rendered) -> str:
     """What a re-render did: the figures it drew again (the others came from the cache), and the page's summary."""
-    names = ", ".join(rendered.redrawn) if rendered.redrawn else "none (no probe's code changed)"
+    names = ", ".join(rendered.redrawn) if rendered.redrawn else "none (no code a figure runs changed)"
     return f"redrawn: {names}; {rendered.summary()}"
 
 
