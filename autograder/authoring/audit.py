@@ -6,24 +6,26 @@ import queue
 import tempfile
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.authoring.blind import BLIND_KINDS, write_blind_package
 from autograder.authoring.minimums import Figure, missed_minimums
+from autograder.authoring.mutation_imports import import_answers
 from autograder.authoring.notebook_template import notebook_path
 from autograder.authoring.notebook_variant import NOTEBOOK_VARIANT, write_notebook_variant
 from autograder.authoring.template import render_template
-from autograder.errors import GraderError
+from autograder.errors import AssignmentError, GraderError
 from autograder.grading.grader import Grader
 from autograder.judge.scoring import paying_checks
 from autograder.reports.results import PASSED, GradeReport, TaskResult
 from autograder.spec.assignment import Assignment
-from autograder.spec.mutation import Mutation, apply_mutation, load_mutations
+from autograder.spec.mutation import Mutation, apply_mutation, edited_texts, load_mutations
 from autograder.spec.reference import module_imports
 
-CAUGHT, ESCAPED, COLLATERAL, FULL, PENALISED, BROKEN = (
-    "caught", "ESCAPED", "COLLATERAL", "full marks", "WRONGLY PENALISED", "STALE")
+CAUGHT, ESCAPED, COLLATERAL, FULL, PENALISED, BROKEN, NO_IMPORT = (
+    "caught", "ESCAPED", "COLLATERAL", "full marks", "WRONGLY PENALISED", "STALE", "DOES NOT IMPORT")
 
 
 @dataclass
@@ -112,13 +114,36 @@ def run_audit(assignment: Assignment, jobs: int = 2, progress=None) -> list[Audi
     """
     work = [(m, "mistake") for m in load_mutations(assignment, "mistakes")]
     work += [(m, "variant") for m in load_mutations(assignment, "variants")]
-    if notebook_path(assignment).is_file():  # the reference as an awkwardly shaped notebook: a variant too
-        work.append((NOTEBOOK_VARIANT, "variant"))
+    with ThreadPoolExecutor(1) as pool:
+        # a child process imports every mutation while the graders start (both import torch)
+        failing = pool.submit(import_failures, assignment, [mutation for mutation, _ in work])
+        if notebook_path(assignment).is_file():  # the reference as an awkwardly shaped notebook: a variant too
+            work.append((NOTEBOOK_VARIANT, "variant"))
 
-    def one(grader: Grader, tmp: Path, item: tuple[Mutation, str]) -> AuditRow:
-        return _audit_one(grader, assignment, item[0], item[1], tmp)
+        def one(grader: Grader, tmp: Path, item: tuple[Mutation, str]) -> AuditRow:
+            return _audit_one(grader, assignment, item[0], item[1], tmp, _failure(failing, item[0]))
 
-    return _in_parallel(assignment, work, jobs, one, progress)
+        return _in_parallel(assignment, work, jobs, one, progress)
+
+
+def import_failures(assignment: Assignment, mutations: list[Mutation]) -> dict[Mutation, str]:
+    """The line ``grader verify`` prints for each mutation whose package does not import
+    (:func:`autograder.authoring.mutation_imports.import_answers`): graded, such a mistake would lose points in
+    every task of its module, as if caught (or collateral), and its hint could never be shown. A mutation whose
+    edits do not apply is not imported: its row says it is stale."""
+    edited = []
+    for mutation in mutations:
+        try:
+            edited.append((mutation, edited_texts(assignment.reference, mutation)))
+        except AssignmentError:
+            continue
+    answers = import_answers(assignment.reference, assignment.modules, edited)
+    return {mutation: answer for (mutation, _), answer in zip(edited, answers) if answer}
+
+
+def _failure(failing: Future[dict[Mutation, str]], mutation: Mutation) -> str:
+    """Why the mutation's package does not import ('' when it does), once the child process has tried them all."""
+    return failing.result().get(mutation, "")
 
 
 @dataclass
@@ -216,13 +241,18 @@ def audit_notebook_variant(grader: Grader, assignment: Assignment, tmp: Path) ->
     return judge(NOTEBOOK_VARIANT, "variant", grader.grade(path, only={task.id for task in assignment.tasks}))
 
 
-def _audit_one(grader: Grader, assignment: Assignment, mutation: Mutation, kind: str, tmp: Path) -> AuditRow:
+def _audit_one(grader: Grader, assignment: Assignment, mutation: Mutation, kind: str, tmp: Path,
+               not_importing: str = "") -> AuditRow:
+    """One mutation's row: graded, unless it is stale or its package does not import (``not_importing``: the line
+    saying so, :func:`import_failures`)."""
     if mutation is NOTEBOOK_VARIANT:
         return audit_notebook_variant(grader, assignment, tmp)
     try:
         folder = apply_mutation(assignment.reference, mutation, tmp / mutation.id / assignment.package)
     except Exception as exc:  # noqa: BLE001 - a stale edit is reported as a row, the audit goes on
         return AuditRow(mutation, kind, BROKEN, detail=str(exc))
+    if not_importing:
+        return AuditRow(mutation, kind, NO_IMPORT, detail=not_importing)
     only = tasks_to_grade(assignment, mutation)
     report = grader.grade(folder, only=only)
     return judge(mutation, kind, report)
@@ -236,7 +266,7 @@ def render_audit(rows: list[AuditRow], seconds: float) -> str:
         expected = row.mutation.task or "(full marks)"
         note = row.diagnosis if row.kind == "mistake" and row.diagnosis else row.detail
         marker = " [right hint]" if row.diagnosed else ""
-        shown = note if row.verdict == BROKEN else note[:110]  # what to fix in the mutation file, in full
+        shown = note if row.verdict in (BROKEN, NO_IMPORT) else note[:110]  # what to fix in the file, in full
         lines.append(f"{row.mutation.id.ljust(width)}  {row.kind:7}  {expected:22}  {row.verdict:17}  "
                      f"{shown}{marker}")
     mistakes = [r for r in rows if r.kind == "mistake"]
@@ -245,6 +275,7 @@ def render_audit(rows: list[AuditRow], seconds: float) -> str:
     diagnosed = sum(r.diagnosed for r in mistakes)
     kept = sum(r.verdict == FULL for r in variants)
     stale = [r.mutation.id for r in rows if r.verdict == BROKEN]
+    failing = [r.mutation.id for r in rows if r.verdict == NO_IMPORT]
     lines += [
         "",
         f"mistakes caught only in their task: {caught} / {len(mistakes)}"
@@ -256,6 +287,8 @@ def render_audit(rows: list[AuditRow], seconds: float) -> str:
     if stale:  # not graded at all: the rows above say which line of which file to fix
         lines.append(f"stale mutations, not graded (an edit no longer applies to the reference): {len(stale)}: "
                      f"{', '.join(stale)}")
+    if failing:
+        lines.append(f"mutations that do not import, not graded: {len(failing)}: {', '.join(failing)}")
     lines.append(f"wall time: {seconds:.1f} s")
     return "\n".join(lines) + "\n"
 

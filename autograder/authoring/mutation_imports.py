@@ -1,4 +1,4 @@
-"""``grader verify`` imports every mistake and variant in a child process, and names each that does not import."""
+"""Every mistake and variant imported in a child process, each that does not import named (verify, audit)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,14 @@ READY = b"ready"
 
 
 def import_problems(reference: Path, modules: tuple[str, ...], edited: list[Edited]) -> list[str]:
-    """One line for each mutation whose package does not import (:func:`autograder.spec.mutation.load_mutation`,
-    what the judge runs on a mistake), hangs while importing or ends the process that imports it.
+    """One line for each mutation whose package does not import (see :func:`import_answers`)."""
+    return [answer for answer in import_answers(reference, modules, edited) if answer]
+
+
+def import_answers(reference: Path, modules: tuple[str, ...], edited: list[Edited]) -> list[str]:
+    """For each mutation, in order, the line saying that its package does not import
+    (:func:`autograder.spec.mutation.load_mutation`, what the judge runs on a mistake), hangs while importing or
+    ends the process that imports it; '' for one that imports (``grader verify`` and ``grader audit`` ask).
 
     Importing runs the mutation's code: the instructor's, trusted, but in a child process all the same, so that a
     mutation's module-level code changes nothing here. One child imports them all, in order; one that hangs or
@@ -38,18 +44,18 @@ def import_problems(reference: Path, modules: tuple[str, ...], edited: list[Edit
     Raises:
         GraderError: If the child process cannot start.
     """
-    problems: list[str] = []
+    said: list[str] = []
     with tempfile.TemporaryDirectory(prefix="grader-verify-imports-") as tmp:
         pending = [(write_mutated(reference, texts, Path(tmp) / "packages" / str(index)), mutation)
                    for index, (mutation, texts) in enumerate(edited)]
         while pending:
             answers, stopped = _import_in_child(pending, modules, Path(tmp))
-            problems += [answer for answer in answers if answer]
+            said += answers
             pending = pending[len(answers):]
             if pending:  # the child stopped at this one: it hung or ended the process
-                problems.append(unimportable(pending[0][1], stopped))
+                said.append(unimportable(pending[0][1], stopped))
                 pending = pending[1:]
-    return problems
+    return said
 
 
 def _import_in_child(packages: list[tuple[Path, Mutation]], modules: tuple[str, ...],

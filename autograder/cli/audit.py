@@ -28,7 +28,7 @@ def audit(assignment: str, jobs: int, families: str) -> None:
         click.echo(f"below the minimum: {line}", err=True)
     if not ok:
         click.echo("audit failed: a mistake escaped or cost another task points, a variant lost points, a mutation "
-                   "went stale, or a blind submission earned points", err=True)
+                   "went stale or does not import, or a blind submission earned points", err=True)
     elif missed:
         click.echo(f"audit failed: {len(missed)} [audit] minimum{'s' if len(missed) > 1 else ''} not met",
                    err=True)

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import click
 
-from autograder.cli.base import InstructorOption, assignment_named, exit_without_teardown, friendly_errors
+from autograder.cli.base import (
+    InstructorOption,
+    assignment_named,
+    exit_without_teardown,
+    friendly_errors,
+    warn_left_out_mistakes,
+)
 from autograder.errors import GraderError
 from autograder.util.targets import output_folder
 
@@ -21,8 +27,8 @@ from autograder.util.targets import output_folder
 @click.option("--expected/--no-expected", default=None,
               help="Place the expected figures beside yours [default: as the assignment says].")
 @click.option("--watch", is_flag=True,
-              help="Keep drawing: after each save, redraw the figures whose code changed, on workers kept started "
-                   "(Ctrl-C to stop).")
+              help="Keep drawing: after each save, redraw the figures whose code changed, in a fraction of a second "
+                   "once the first page is drawn (Ctrl-C to stop).")
 @click.option("--reference", is_flag=True, cls=InstructorOption,
               help="Instructors: render the reference solution's figures as the expected PNGs (into the "
                    "assignment's figures/expected/, or --out).")
@@ -52,10 +58,11 @@ def show(assignment: str, path: Path | None, out: Path | None, open_page: bool, 
 
         # --open opens the first page once; a reload in the browser shows each redraw
         watch_and_show(spec, path, out, lambda text: click.echo(text, nl=False), expected=expected,
-                       on_page=_open if open_page else None)
+                       on_page=_open if open_page else None, warn=lambda lines: warn_left_out_mistakes(spec, lines))
         return
     rendered = render_work(spec, path, out, expected=expected)  # a notebook's extraction notes are printed
     click.echo(rendered.terminal_lines(f"{spec.name}: {rendered.summary()}"), nl=False)
+    warn_left_out_mistakes(spec, rendered.left_out)  # the instructor's copy only: the release names no mistake
     if open_page:
         _open(rendered.page)
     exit_without_teardown()  # the page is written, the workers stopped, the intake's copy removed

@@ -31,8 +31,8 @@ def checked_work(assignment: Assignment, path: Path | None, show_extracted: Path
     Args:
         assignment: The assignment.
         path: What the student gave (default: this folder: the package in it, or its notebook).
-        show_extracted: For a notebook, a folder to copy the extracted package files into: the student has
-            the files then, and locations name them (no ``cell_map``) rather than the cells.
+        show_extracted: For a notebook, a folder to copy the extracted package files into, for the student to
+            read; locations still name the cells (the ``cell_map`` is kept), where the student writes the code.
 
     Yields:
         The prepared submission (removed afterwards).
@@ -44,7 +44,6 @@ def checked_work(assignment: Assignment, path: Path | None, show_extracted: Path
             show_extracted.mkdir(parents=True, exist_ok=True)
             for file in sorted(prepared.package_dir.iterdir()):
                 shutil.copyfile(file, show_extracted / file.name)
-            prepared.cell_map = None
         yield prepared
 
 
@@ -123,6 +122,17 @@ def prepare_kernel_work(extraction: Extraction, assignment: Assignment, scratch:
 
 
 _kernel_worker: WarmWorker | None = None  # the warm worker every check_notebook() of this kernel reuses
+_reminded = False  # whether a check of this kernel has said that hidden tests grade the work too
+
+
+def reminds(task: str | None) -> bool:
+    """Whether this check cell says that hidden tests grade the work too: the kernel's first check does, and
+    every check of all the tasks (the notebook's "Before you submit" cell, where it matters); a task's check
+    cell after the first does not (a student runs twenty of them)."""
+    global _reminded
+    said = task is None or not _reminded
+    _reminded = True
+    return said
 
 
 def kernel_worker() -> WarmWorker:
@@ -164,7 +174,8 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
     selected = [] if quiz_only else (None if task is None else [task])
     invocation = Invocation.of(spec, None if path is None else str(path), cell=True,
                                tasks=() if task is None else (task,), verbose=verbose)
-    printer = Printer(spec, lambda text: print(text, end=""), verbose=verbose, invocation=invocation)
+    printer = Printer(spec, lambda text: print(text, end=""), verbose=verbose, invocation=invocation,
+                      remind=reminds(task))
     if path is not None:  # a saved file: the one intake takes it, as `grader check` and grading do
         with checked_work(spec, Path(path), Path(show_extracted) if show_extracted is not None else None) as prepared:
             print("".join(f"note: {note}\n" for note in prepared.reading), end="")
@@ -179,6 +190,5 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
         if show_extracted is not None:
             write_package(extraction, Path(show_extracted))
         outcome = run_public_tests(spec, prepared.package_dir, selected=selected, listener=printer, shown=KERNEL_WORK,
-                                   refused=prepared.refused, worker=kernel_worker(),
-                                   cell_map=None if show_extracted is not None else prepared.cell_map)
+                                   refused=prepared.refused, worker=kernel_worker(), cell_map=prepared.cell_map)
     return outcome

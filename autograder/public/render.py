@@ -16,6 +16,10 @@ from autograder.submission.notebook.places import CellMap, module_words
 from autograder.util.safety import printable
 
 INDENT = "    "
+HIDDEN_TESTS_REMINDER = ("These are the public tests only. Hidden tests run at grading time: they compare your "
+                         "functions",
+                         "with a reference solution on random inputs of several shapes, so passing here does not",
+                         "guarantee full marks.")
 _STATUS_WORDS = {"timeout": "timed out", "crashed": "crashed", "failed": "failed"}
 
 
@@ -34,15 +38,19 @@ class Printer:
         earlier: A ``--watch`` re-run's results of the last check, by task: the tasks this run does not check keep
             theirs for the next step, which then names the first unfinished task of all (a re-run of
             multi_head_attention must not call it the first one not done while head_split is not).
+        remind: Whether the footer says that hidden tests grade the work too (:data:`HIDDEN_TESTS_REMINDER`): a
+            check the student repeats (a watch's re-run, a kernel's later check cells) leaves it to the first.
     """
 
     def __init__(self, assignment: Assignment, write: Callable[[str], None], verbose: bool = False,
-                 invocation: Invocation | None = None, earlier: Mapping[str, PublicTaskResult] | None = None) -> None:
+                 invocation: Invocation | None = None, earlier: Mapping[str, PublicTaskResult] | None = None,
+                 remind: bool = True) -> None:
         self.assignment = assignment
         self.write = write
         self.verbose = verbose
         self.invocation = invocation or Invocation.of(assignment)
         self.earlier = dict(earlier or {})
+        self.remind = remind
         self.printed: set[str] = set()
         self.imports_printed = False
         self.width = max([len(t.id) for t in assignment.tasks] + [8])
@@ -60,7 +68,7 @@ class Printer:
         if kind in ("task", "end"):
             self._flush(outcome, final=kind == "end")
         if kind == "end":
-            self._out(footer(self.assignment, self._with_earlier(outcome), self.invocation))
+            self._out(footer(self.assignment, self._with_earlier(outcome), self.invocation, self.remind))
 
     def _with_earlier(self, outcome: CheckOutcome) -> CheckOutcome:
         """The outcome with the earlier results of the tasks it did not check, all in the README's order."""
@@ -131,17 +139,17 @@ def task_lines(result: PublicTaskResult, width: int, verbose: bool = False, cell
     return lines
 
 
-def footer(assignment: Assignment, outcome: CheckOutcome, invocation: Invocation | None = None) -> list[str]:
-    """The quiz's format check, the reminder about hidden tests, and what to do next."""
+def footer(assignment: Assignment, outcome: CheckOutcome, invocation: Invocation | None = None,
+           remind: bool = True) -> list[str]:
+    """The quiz's format check, the reminder about hidden tests (``remind``), and what to do next."""
     invocation = invocation or Invocation.of(assignment)
     lines: list[str] = []
     if outcome.crashed:
         lines += ["", f"error: {outcome.crashed}"]
     if assignment.quiz is not None and outcome.quiz_checked and invocation.shows_quiz:
         lines += [""] + quiz_lines(outcome, invocation)
-    lines += ["", "These are the public tests only. Hidden tests run at grading time: they compare your functions",
-              "with a reference solution on random inputs of several shapes, so passing here does not",
-              "guarantee full marks."]
+    if remind:
+        lines += ["", *HIDDEN_TESTS_REMINDER]
     return lines + ["", next_step(assignment, outcome, invocation)]
 
 

@@ -128,12 +128,14 @@ def saves(files: list[Path], stamps: dict[Path, tuple[int, int]], poll: float = 
 def check_and_print(assignment: Assignment, prepared: PreparedSubmission, selected: list[str] | None,
                     write: Write, verbose: bool = False, worker: WarmWorker | None = None,
                     invocation: Invocation | None = None,
-                    earlier: dict[str, PublicTaskResult] | None = None) -> CheckOutcome:
+                    earlier: dict[str, PublicTaskResult] | None = None, choice: bool = True,
+                    remind: bool = True) -> CheckOutcome:
     """One check as ``grader check`` prints it: the intake's notes, the header, each task's line, the footer
     (its next steps worded for ``invocation``, how the student ran it; ``earlier``: a re-run's last results of the
-    tasks it does not check, for the next step)."""
-    write("".join(f"note: {note}\n" for note in prepared.notes()))
-    printer = Printer(assignment, write, verbose=verbose, invocation=invocation, earlier=earlier)
+    tasks it does not check, for the next step). A watch's re-run says neither the choice of what is checked
+    (``choice``: unless it changed) nor the reminder about hidden tests (``remind``) again."""
+    write("".join(f"note: {note}\n" for note in prepared.notes(choice=choice)))
+    printer = Printer(assignment, write, verbose=verbose, invocation=invocation, earlier=earlier, remind=remind)
     printer.header(CheckOutcome(package=prepared.shown))
     return run_public_tests(assignment, prepared.package_dir, selected=selected, listener=printer,
                             shown=prepared.shown, refused=prepared.refused, worker=worker, cell_map=prepared.cell_map)
@@ -166,6 +168,7 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
                                        notebook=is_notebook(prepared.source), tasks=typed_tasks,
                                        verbose=verbose)
             outcome = check_and_print(assignment, prepared, selected, write, verbose, worker, invocation)
+            said = prepared.choice  # said once per session, and again only when it changes
         known = {result.task: result for result in outcome.tasks}  # each task's latest result
         write(f"\nwatching {describe_watched(files)} for saves (Ctrl-C to stop)\n")
         for changed in saves(files, stamps, poll):
@@ -179,7 +182,9 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
                     write(f"\n{saved} saved: no checked function changed\n")
                     continue
                 write(f"\n{saved} saved: re-running {', '.join(tasks) or 'the quiz format check'}\n")
-                outcome = check_and_print(assignment, prepared, tasks, write, verbose, worker, invocation, known)
+                outcome = check_and_print(assignment, prepared, tasks, write, verbose, worker, invocation, known,
+                                          choice=prepared.choice != said, remind=False)
+                said = prepared.choice
                 known.update({result.task: result for result in outcome.tasks})
     except KeyboardInterrupt:
         write("\nstopped watching\n")

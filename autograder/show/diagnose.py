@@ -6,8 +6,10 @@ the manifest: ``grader show`` in the instructor's copy, ``grade-all --figures``)
 known mistake of the tasks the probe declares (``@probe(tasks=...)``); the student's numbers are then compared with
 the mistakes' by the judge (:func:`autograder.judge.verdict.unambiguous_mistake`), and the hint of the one they
 match is set as ``Panel.diagnosis``. If none matches, or the inputs cannot tell two mistakes apart, no cause is
-named. The student release holds neither this module nor the judge, the mistakes or the reference
-(``show/render.py`` loads it by name, so the release's static closure leaves it out).
+named. A mistake is left out as grading leaves it out: a stale one, and one whose package does not import (the one
+test of that, :func:`autograder.spec.mutation.load_mutation`, which the judge runs too), each said to the instructor
+(:attr:`Diagnoser.left_out`). The student release holds neither this module nor the judge, the mistakes or the
+reference (``show/render.py`` loads it by name, so the release's static closure leaves it out).
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from autograder.errors import AssignmentError
 from autograder.judge.verdict import unambiguous_mistake
 from autograder.sandbox.host import Zygote, new_scratch
 from autograder.spec.assignment import Assignment, Task
 from autograder.spec.fingerprint import assignment_fingerprint
-from autograder.spec.mutation import MUTATION_FOLDERS, Mutation, apply_mutation, diagnosable_mistakes
+from autograder.spec.mutation import MUTATION_FOLDERS, Mutation, apply_mutation, diagnosable_mistakes, load_mutation
 from autograder.submission.intake import prepare_submission
 from autograder.submission.package import PreparedSubmission
 
@@ -37,6 +40,9 @@ from .panel import Panel
 # drawing many students' figures runs each once. Keyed by what decides them (the assignment's fingerprint covers
 # the reference, the figure file's hash the probe).
 _OUTPUTS: dict[tuple[str, str, str, str], dict[str, Any] | None] = {}
+# Whether each known mistake's package imports ('') or the line saying it does not, by the assignment's fingerprint
+# and the mistake's id, kept as long: tried once per process.
+_IMPORTS: dict[tuple[str, str], str] = {}
 _LOCK = threading.Lock()
 
 
@@ -46,6 +52,10 @@ class Diagnoser:
     Args:
         assignment: The assignment, with its grading material.
         catalog: Its figures.
+
+    Attributes:
+        unimportable: One line per known mistake tried so far whose package does not import, by id (the line
+            ``grader verify`` prints): left out of the diagnosis, as the judge leaves it out.
     """
 
     def __init__(self, assignment: Assignment, catalog: Catalog) -> None:
@@ -53,12 +63,25 @@ class Diagnoser:
         self.probes = {probe.name: (probe, file.path, _hash(file.source, file.helpers))
                        for file in catalog.files for probe in file.probes}
         self.catalog = catalog
+        self.unimportable: dict[str, str] = {}
 
     # Read on the first figure that shows something wrong, not before: a page with none never pays for them.
     @functools.cached_property
+    def _diagnosable(self) -> tuple[list[Mutation], list[str]]:
+        return diagnosable_mistakes(self.assignment)
+
+    @property
     def mistakes(self) -> list[Mutation]:
         """The assignment's known mistakes that a figure can tell apart."""
-        return diagnosable_mistakes(self.assignment)[0]  # a stale one left out, as grading leaves it out
+        return self._diagnosable[0]  # a stale one left out, as grading leaves it out
+
+    @property
+    def left_out(self) -> list[str]:
+        """One line per known mistake this diagnosis could not use (stale, or its package does not import), for
+        the instructor (``grader show`` says each once on stderr, as ``grader grade`` does); none before a figure
+        showed something wrong."""
+        stale = self._diagnosable[1] if "_diagnosable" in self.__dict__ else []
+        return [*stale, *self.unimportable.values()]
 
     @functools.cached_property
     def _fingerprint(self) -> str:
@@ -73,6 +96,21 @@ class Diagnoser:
     def candidates(self, probe: Probe) -> list[Mutation]:
         """The known mistakes that may explain ``probe``'s outputs: those of the tasks it declares."""
         return [m for m in self.mistakes if m.task in probe.tasks]
+
+    def _imports(self, mistake: Mutation, package: Path) -> bool:
+        """Whether the mistake's package (applied in ``package``) imports, tried once per process; the line of one
+        that does not is kept in ``unimportable``."""
+        key = (self._fingerprint, mistake.id)
+        if key not in _IMPORTS:
+            try:
+                load_mutation(package, mistake, f"_show_mistake_{self._fingerprint[:16]}_{mistake.id}",
+                              self.assignment.modules)
+                _IMPORTS[key] = ""
+            except AssignmentError as exc:
+                _IMPORTS[key] = str(exc)
+        if _IMPORTS[key]:
+            self.unimportable[mistake.id] = _IMPORTS[key]
+        return not _IMPORTS[key]
 
     def diagnose(self, panels: list[Panel], outcome: RunOutcome, zygotes: list[Zygote]) -> None:
         """Set ``diagnosis`` on each panel whose figure shows something wrong, where the judge names a mistake.
@@ -119,8 +157,14 @@ class Diagnoser:
         jobs = FigureJobs(self.assignment, self.catalog, zygotes)
         scratch = new_scratch(prefix="grader-show-diagnosis-")
         try:
-            prepared = {package: self._prepare(mistake, scratch / (package or "reference"))
-                        for package, (mistake, _) in needed.items()}
+            sources = {package: self._source(mistake, scratch / (package or "reference"))
+                       for package, (mistake, _) in needed.items()}
+            # one that does not import has no outputs: never named, as the judge never names it
+            needed = {package: wanted for package, wanted in needed.items()
+                      if wanted[0] is None or self._imports(wanted[0], sources[package])}
+            prepared = {package: prepare_submission(sources[package], self.assignment,
+                                                    scratch / (package or "reference") / "work")
+                        for package in needed}
             items = [(package, prepared[package], task, names) for package, (_, names) in needed.items()
                      for task in jobs.tasks if names & {probe_name(c) for c in jobs.probes[task.id]}]
 
@@ -135,11 +179,10 @@ class Diagnoser:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def _prepare(self, mistake: Mutation | None, folder: Path) -> PreparedSubmission:
-        """The reference, or the reference with a known mistake applied, prepared like a student's submission."""
-        package = self.assignment.reference if mistake is None else apply_mutation(
+    def _source(self, mistake: Mutation | None, folder: Path) -> Path:
+        """The reference, or the reference with a known mistake applied (in ``folder``), as a package folder."""
+        return self.assignment.reference if mistake is None else apply_mutation(
             self.assignment.reference, mistake, folder / "source" / self.assignment.package)
-        return prepare_submission(package, self.assignment, folder / "work")
 
 
 def _hash(source: str, helpers: dict[str, str]) -> str:

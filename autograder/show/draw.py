@@ -34,7 +34,7 @@ def draw_panel(figure: Figure, result: ProbeResult | None, folder: Path) -> Pane
     Never raises for anything the student's outputs contain: a failing draw becomes a placeholder with the reason.
     """
     image = f"{figure.name}.png"
-    result = result or ProbeResult("not run", "the probe did not run")
+    result = result or ProbeResult("not run", "the code of this figure did not run")
     if result.status != OK:
         reason = _probe_reason(result)
         _save_placeholder(figure, result.status, reason, folder / image)

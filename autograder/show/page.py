@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
+from autograder.sandbox.tiers import in_plain_words
+
 from .panel import DIAGNOSIS, DRAWN, UPSTREAM, Panel
 
 MARKS = {"ok": "✓", "bad": "✗", "info": "•", DIAGNOSIS: "→", UPSTREAM: "↑"}
@@ -52,7 +54,7 @@ class PageInfo:
         assignment: The assignment's name.
         title: The assignment's title.
         source: Where the code came from (shown as is, escaped).
-        isolation: The sandbox tier the code ran under.
+        isolation: The sandbox tier the code ran under (said in plain words: ``sandbox.tiers.in_plain_words``).
         notes: Missing files and modules that could not be imported.
         printed: What the code printed.
         seconds: Wall time of the run.
@@ -87,8 +89,8 @@ def render_page(info: PageInfo, panels: list[Panel], expected: dict[str, str]) -
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f"<title>{escape(info.assignment)}: your figures</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n")
     intro = (f"<h1>{escape(info.title)}: the course's figures, drawn from your code</h1>\n"
-             f"<p>Code: <code>{escape(info.source)}</code>. It ran in the grader's sandbox (isolation "
-             f"<code>{escape(info.isolation)}</code>, {info.seconds:.1f} s); only plain numbers came back, and the "
+             f"<p>Code: <code>{escape(info.source)}</code>. It ran as grading runs it, "
+             f"{escape(in_plain_words(info.isolation))} ({info.seconds:.1f} s); only plain numbers came back, and the "
              f"pictures were drawn from them. {drawn} of {len(panels)} figures drawn. Each caption says what the "
              f"picture should show; the notes under it compare your numbers with what the course notes state "
              f"(they are not the hidden tests).</p>\n")

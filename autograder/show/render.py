@@ -58,6 +58,8 @@ class Rendered:
         reading: What reading a notebook found that the student should know (a cell with a syntax error, ...).
         redrawn: The figures drawn by this run, in page order; the others were found whole in the figure cache
             (their probe's code did not change).
+        left_out: For the instructor, one line per known mistake the diagnosis could not use (stale, or not
+            importing: ``Diagnoser.left_out``); never on the page.
     """
 
     folder: Path
@@ -68,6 +70,7 @@ class Rendered:
     expected: dict[str, str] = field(default_factory=dict)
     reading: list[str] = field(default_factory=list)
     redrawn: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
 
     @property
     def drawn(self) -> int:
@@ -178,6 +181,7 @@ def _render(spec: Assignment, prepared: PreparedSubmission, out: Path | str | No
         diagnoser = grading_diagnoser(spec, catalog)
         if diagnoser is not None:
             diagnoser.diagnose(panels, outcome, zygotes or own)
+        left_out = diagnoser.left_out if diagnoser is not None else []
     finally:
         if own is not None:
             stop_workers(own)
@@ -189,7 +193,7 @@ def _render(spec: Assignment, prepared: PreparedSubmission, out: Path | str | No
     page = write_page(folder, render_page(info, panels, beside))
     return Rendered(folder=folder, page=page, panels=panels, outcome=outcome,
                     seconds=round(time.monotonic() - started, 2), expected=beside, reading=prepared.reading,
-                    redrawn=[panel.figure.name for panel in panels if panel.figure.name in redrawn])
+                    redrawn=[panel.figure.name for panel in panels if panel.figure.name in redrawn], left_out=left_out)
 
 
 def _cache(folder: Path, spec: Assignment, catalog: Catalog, prepared: PreparedSubmission) -> FigureCache:

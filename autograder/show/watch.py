@@ -26,7 +26,8 @@ Write = Callable[[str], None]
 
 def watch_and_show(assignment: Assignment, path: Path | None, out: Path | None, write: Write,
                    expected: bool | None = None, poll: float = POLL_SECONDS,
-                   on_page: Callable[[Path], object] | None = None) -> None:
+                   on_page: Callable[[Path], object] | None = None,
+                   warn: Callable[[list[str]], object] | None = None) -> None:
     """Render the page once, then again on each save of the student's files, until Ctrl-C.
 
     Args:
@@ -37,13 +38,24 @@ def watch_and_show(assignment: Assignment, path: Path | None, out: Path | None, 
         expected: Place the expected figures beside the student's (None: as the assignment says).
         poll: Seconds between two looks at the files.
         on_page: Called with the page once the first render wrote it (``--open``).
+        warn: Called with the instructor's lines of each render (``Rendered.left_out``) not said before in this
+            session.
     """
     workers = start_workers(assignment)  # kept between saves: a re-run pays no interpreter or torch start
+    said: set[str] = set()
+
+    def warn_once(rendered: Rendered) -> None:
+        new = [line for line in rendered.left_out if line not in said]
+        said.update(new)
+        if new and warn is not None:
+            warn(new)
+
     try:
         files = _watched(assignment, path)
         stamps = file_stamps(files)  # before the first render: a save while it runs is a save
         rendered = render_work(assignment, path, out, expected=expected, zygotes=workers)
         write(rendered.terminal_lines(f"{assignment.name}: {rendered.summary()}"))
+        warn_once(rendered)
         if on_page is not None:
             on_page(rendered.page)
         write(f"\nwatching {describe_watched(files)} for saves (Ctrl-C to stop)\n")
@@ -56,6 +68,7 @@ def watch_and_show(assignment: Assignment, path: Path | None, out: Path | None, 
                 write(f"{exc}\n")
                 continue
             write(rendered.terminal_lines(redrawn_line(rendered)))
+            warn_once(rendered)
     except KeyboardInterrupt:
         write("\nstopped watching\n")
     finally:
@@ -64,7 +77,7 @@ def watch_and_show(assignment: Assignment, path: Path | None, out: Path | None, 
 
 def redrawn_line(rendered: Rendered) -> str:
     """What a re-render did: the figures it drew again (the others came from the cache), and the page's summary."""
-    names = ", ".join(rendered.redrawn) if rendered.redrawn else "none (no probe's code changed)"
+    names = ", ".join(rendered.redrawn) if rendered.redrawn else "none (no code a figure runs changed)"
     return f"redrawn: {names}; {rendered.summary()}"
 
 

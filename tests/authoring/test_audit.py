@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from autograder.authoring.audit import (
@@ -120,3 +122,51 @@ def test_a_stale_mutation_is_shown_in_full_and_counted_in_the_summary(assignment
     assert row.detail in table
     assert ("stale mutations, not graded (an edit no longer applies to the reference): 1: "
             "attention_scaled_by_a_constant_that_is_long\n") in table
+
+
+def test_a_mutation_that_does_not_import_is_said_so_with_the_line_verify_prints(mini_course, import_failing_mistake,
+                                                                                tmp_path):
+    """Graded, a mistake whose package raises when imported loses points in every task of its module: the audit
+    called it COLLATERAL ("also lost points in scale") or, alone in its module, caught. It is tried by the one test
+    of whether a mutation imports (spec/mutation.py:load_mutation), not graded, and said as `grader verify` says
+    it: its file and line, the exception; a variant so made too."""
+    import os
+    import subprocess
+    import sys
+
+    manifest = mini_course / "assignment.toml"
+    manifest.write_text(manifest.read_text() + "\n[audit]\nmin_mistakes = 1\nmin_variants = 0\nmin_right_hints = 1\n")
+    mistakes = mini_course / "hidden" / "mistakes" / "row_sums.toml"
+    mistakes.write_text(mistakes.read_text() + "\n" + import_failing_mistake.read_text())
+    variants = mini_course / "hidden" / "variants" / "scale.toml"
+    variants.parent.mkdir()
+    variants.write_text('[[mutation]]\nid = "scale_with_numpy"\nfile = "ops.py"\nold = "import torch\\n"\n'
+                        'new = "import torch\\nimport nunpy\\n"\n')
+    line = mistakes.read_text().splitlines().index('id = "row_sums_first_axis_helper"') + 1
+    said = {"row_sums_first_axis_helper": f"{mistakes}:{line}: mutation 'row_sums_first_axis_helper' does not "
+                                          f"import: ops.py, line 5: NameError: name 'first_axis' is not defined; a "
+                                          f"mistake or variant is code a student could run: fix its new text",
+            "scale_with_numpy": f"{variants}:2: mutation 'scale_with_numpy' does not import: ops.py, line 4: "
+                                f"ModuleNotFoundError: No module named 'nunpy'; a mistake or variant is code a "
+                                f"student could run: fix its new text"}
+    env = {**os.environ, "GRADER_ASSIGNMENTS": str(mini_course.parent)}
+
+    def grader(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "autograder.cli", *args], capture_output=True, text=True,
+                              timeout=600, env=env)
+
+    verified = grader("verify", "mini")
+    for text in said.values():
+        assert f" {text}\n" in verified.stdout, verified.stdout  # what verify prints, the audit prints
+    audited = grader("audit", "mini", "--families", "mutations")
+    assert audited.returncode == 1 and "Traceback" not in audited.stderr, audited.stderr
+    rows = {line.split()[0]: line for line in audited.stdout.splitlines() if line.split()[:1]}
+    assert re.search(r"\bcaught\b", rows["row_sums_over_columns"]), audited.stdout  # the sound one still graded
+    for name, text in said.items():
+        assert re.search(rf"\bDOES NOT IMPORT +{re.escape(text)}$", rows[name]), audited.stdout
+    assert "COLLATERAL" not in audited.stdout and "lost points" not in audited.stdout, audited.stdout
+    assert ("mutations that do not import, not graded: 2: row_sums_first_axis_helper, scale_with_numpy"
+            in audited.stdout), audited.stdout
+    assert audited.stderr.splitlines()[-1] == (
+        "audit failed: a mistake escaped or cost another task points, a variant lost points, a mutation went stale "
+        "or does not import, or a blind submission earned points"), audited.stderr

@@ -208,19 +208,26 @@ def _small_notebook(name: str) -> dict:
     return notebook
 
 
-@pytest.mark.parametrize("name", ["assignment2", "assignment3"])
-def test_check_cells_name_the_cell_to_rerun_and_only_the_quiz_cells_speak_of_the_quiz(name: str, tmp_path: Path,
-                                                                                     monkeypatch) -> None:
+@pytest.fixture(scope="module", params=["assignment2", "assignment3"])
+def executed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str]]:
+    """The small notebook of an assignment (:func:`_small_notebook`) run top to bottom in a real kernel: the
+    assignment's name, and what each cell printed, by role (``check-causal_mask``, ``suggested``, ...)."""
     nbformat = pytest.importorskip("nbformat")
     from nbclient import NotebookClient
 
-    task = WRONG[name][0]
+    name = request.param
     notebook = nbformat.reads(json.dumps(_small_notebook(name)), as_version=4)
-    monkeypatch.setenv("PYTHONPATH", str(REPO))
-    NotebookClient(notebook, kernel_name="python3", timeout=600,
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
-    outputs = {c.id.split("-", 1)[1]: "".join(o.get("text", "") for o in c.outputs) for c in notebook.cells}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", str(REPO))
+        NotebookClient(notebook, kernel_name="python3", timeout=600,
+                       resources={"metadata": {"path": str(tmp_path_factory.mktemp(name))}}).execute()
+    return name, {c.id.split("-", 1)[1]: "".join(o.get("text", "") for o in c.outputs) for c in notebook.cells}
 
+
+def test_check_cells_name_the_cell_to_rerun_and_only_the_quiz_cells_speak_of_the_quiz(
+        executed: tuple[str, dict[str, str]]) -> None:
+    name, outputs = executed
+    task = WRONG[name][0]
     per_task = outputs[f"check-{task}"]
     assert "quiz" not in per_task.lower() and "grader check" not in per_task, per_task
     assert next_line(per_task) == (f"Next: fix {task}, the first failing task in the README's order, then re-run its "
@@ -242,6 +249,18 @@ def test_check_cells_name_the_cell_to_rerun_and_only_the_quiz_cells_speak_of_the
     final = outputs["check-all"]
     assert "questions not answered yet" in final and "grader check" not in final and "answers.toml" not in final
     assert f'check_notebook("{name}", task="{task}", verbose=True)' in next_line(final)
+
+
+def test_a_kernel_says_that_hidden_tests_grade_too_in_its_first_check_and_each_check_of_all_tasks(
+        executed: tuple[str, dict[str, str]]) -> None:
+    """Twenty check cells need not repeat the same three lines: the first check cell of the kernel says it, the
+    later ones of one task (or of the quiz) do not, and the final check of every task, before submitting, does."""
+    name, outputs = executed
+    task = WRONG[name][0]
+    reminder = "These are the public tests only. Hidden tests run at grading time"
+    said = {role: reminder in outputs[role] for role in (f"check-{task}", "suggested", "check-quiz", "check-all")}
+    assert said == {f"check-{task}": True, "suggested": False, "check-quiz": False, "check-all": True}, outputs
+    assert outputs["check-all"].count(reminder) == 1
 
 
 def test_verbose_output_has_no_colour_codes_even_where_colour_is_forced(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import queue
 import re
@@ -176,3 +177,52 @@ def stop_watching(process: subprocess.Popen[str], lines: Lines) -> None:
     process.send_signal(signal.SIGINT)
     assert lines.until(r"stopped watching", 60)[-1] == "stopped watching\n"
     assert process.wait(timeout=60) == 0
+
+
+REMINDER = "These are the public tests only."
+
+
+@pytest.mark.slow
+def test_watch_says_the_choice_of_work_and_the_hidden_tests_once_and_the_choice_again_when_it_changes(
+        tmp_path: Path) -> None:
+    """A package and a notebook beside it that both hold work: the first check says which one is checked, and that
+    hidden tests grade too; a re-run after a save says neither again while nothing changed, and the choice again
+    once the notebook holds work anew after it was put back as released."""
+    from autograder.authoring.notebook_template import notebook_path
+
+    package = work_from_reference("assignment3", tmp_path)
+    released = notebook_path(load_assignment("assignment3")).read_text()
+    worked = json.loads(released)
+    worked["cells"].append({"cell_type": "code", "id": "c999-mine", "metadata": {}, "outputs": [],
+                            "execution_count": None, "source": "def causal_mask(n):\n    return None"})
+    notebook = package.parent / "assignment3.ipynb"
+    notebook.write_text(json.dumps(worked))
+    both = "note: both assignment3/ and assignment3.ipynb hold work: used assignment3/"
+    process = subprocess.Popen([sys.executable, "-m", "autograder.cli", "check", "assignment3", str(package.parent),
+                                "--watch", "--task", "causal_mask"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = Lines(process.stdout)
+        first = "".join(lines.until(r"^watching the 6 files of .* for saves"))
+        assert first.count(both) == 1 and first.count(REMINDER) == 1, first
+
+        def rerun() -> str:
+            lines.until(r"saved: re-running causal_mask")
+            return "".join(lines.until(r"^Next: "))
+
+        edit(package / "attention.py", *BROKEN_MASK)
+        same = rerun()
+        assert re.search(r"^causal_mask +0/2  failed$", same, re.M), same
+        assert both not in same and REMINDER not in same, same
+        notebook.write_text(released)  # no work in it any more: no choice to explain
+        edit(package / "attention.py", *reversed(BROKEN_MASK))
+        alone = rerun()
+        assert "note:" not in alone and REMINDER not in alone, alone
+        notebook.write_text(json.dumps(worked))  # the situation changes back: said again, once
+        edit(package / "attention.py", *BROKEN_MASK)
+        again = rerun()
+        assert again.count(both) == 1 and REMINDER not in again, again
+        stop_watching(process, lines)
+    finally:
+        process.kill()
+    assert "Traceback" not in process.stderr.read()

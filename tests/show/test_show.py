@@ -307,6 +307,33 @@ def test_the_page_escapes_what_the_student_controls(a3_catalog, tmp_path):
     assert text.count("<script>") == 1 and "Content-Security-Policy" in text
 
 
+# the sandbox's own words, which a student does not know: none is in what show says to them
+JARGON = re.compile(r"isolation|\b(?:rlimits|landlock|namespaces|uid|tier|probes?|workers?|zygotes?|jobs?|pseudo)\b",
+                    re.I)
+
+
+def _intro(page: str) -> str:
+    """The page's paragraph about the run (the figures' captions and notes are the course's, not show's)."""
+    return re.search(r"<p>Code: .*?</p>", page, re.S).group(0)
+
+
+@pytest.mark.parametrize("tier", ["rlimits", "landlock", "namespaces", "uid", "none"])
+def test_the_page_says_how_the_code_ran_in_plain_words(tier):
+    intro = _intro(render_page(PageInfo("assignment3", "T", "work", tier, seconds=1.25), [], {}))
+    assert "It ran as grading runs it, in a separate process" in intro and "(1.2 s)" in intro, intro
+    assert not JARGON.search(intro), intro
+
+
+def test_shows_help_speaks_plainly():
+    result = CliRunner().invoke(main, ["show", "--help"])
+    assert result.exit_code == 0 and not JARGON.search(result.output), result.output
+
+
+def test_a_figure_whose_code_did_not_run_says_so_plainly(a3_catalog, tmp_path):
+    panel = draw_panel(_figure(a3_catalog, "heads"), None, tmp_path)
+    assert panel.reason == "the code of this figure did not run" and not JARGON.search(panel.reason)
+
+
 # -- the command line: bad input is one line, exit 2 ----------------------------------------------------------
 
 
@@ -470,6 +497,7 @@ def test_the_terminal_says_which_module_cannot_be_imported_and_how_many_figures_
     assert re.search(r"^assignment3: \d of 9 figures drawn, \d with a ✗ \(", result.stdout, re.M), result.stdout
     page = (tmp_path / "figures" / "index.html").read_text(encoding="utf-8")
     assert len(re.findall(r"positions\.py, line \d+\)", page)) == page.count("SyntaxError"), page
+    assert not JARGON.search(result.stdout) and not JARGON.search(_intro(page)), (result.stdout, _intro(page))
 
 
 @pytest.mark.slow

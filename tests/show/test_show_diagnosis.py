@@ -6,6 +6,7 @@ import ast
 import dataclasses
 import html
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -217,3 +218,56 @@ def test_a_stale_known_mistake_is_left_out_of_the_figures_diagnosis_as_grading_l
     diagnoser = Diagnoser.where_material(copy, load_catalog(copy))
     assert diagnoser is not None
     assert [m.id for m in diagnoser.mistakes] == [m.id for m in sound]
+
+
+IMPORT_FAILING = '''
+[[mutation]]
+id = "causal_mask_diagonal_from_a_helper"
+task = "causal_mask"
+hint = "Your mask's diagonal comes from a helper."
+
+[[mutation.edits]]
+file = "attention.py"
+old = "import math\\n"
+new = "import math\\n\\nDIAGONAL = first_diagonal()\\n"
+
+[[mutation.edits]]
+file = "attention.py"
+old = "return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)"
+new = "return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=DIAGONAL)"
+'''
+
+
+@pytest.mark.slow
+def test_a_known_mistake_that_does_not_import_is_left_out_of_the_figures_diagnosis_and_said_once(tmp_path):
+    """Run in the sandbox, a mistake whose package raises when imported gave no outputs, and show skipped it without
+    a word. It is tried as the judge tries it (spec/mutation.py:load_mutation), left out, and `grader show` says
+    the line `grader grade` says of it, once, on stderr; the other mistakes still name the cause."""
+    a3 = load_assignment("assignment3")
+    root = tmp_path / "assignments" / "assignment3"
+    shutil.copytree(a3.root, root, ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "reference_solutions").symlink_to(a3.reference.parent)
+    mistakes = root / "hidden" / "mistakes" / "attention_family.toml"
+    mistakes.write_text(mistakes.read_text(encoding="utf-8") + IMPORT_FAILING, encoding="utf-8")
+    line = mistakes.read_text().splitlines().index('id = "causal_mask_diagonal_from_a_helper"') + 1
+    work = tmp_path / "work" / "assignment3"
+    shutil.copytree(a3.reference, work, ignore=shutil.ignore_patterns("__pycache__"))
+    attention = work / "attention.py"
+    scaled = "scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])"
+    assert attention.read_text().count(scaled) == 1
+    attention.write_text(attention.read_text().replace(  # the known mistake attention_scale_by_d_model
+        scaled, "scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[1] * q.shape[-1])"))
+    env = {**os.environ, "GRADER_ASSIGNMENTS": str(tmp_path / "assignments")}
+    shown = subprocess.run([sys.executable, "-m", "autograder.cli", "show", "assignment3", str(work), "--out",
+                            str(tmp_path / "figures"), "--no-expected"], capture_output=True, text=True,
+                           timeout=900, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stderr.splitlines() == [
+        f"warning: {mistakes}:{line}: mutation 'causal_mask_diagonal_from_a_helper' does not import: attention.py, "
+        f"line 5: NameError: name 'first_diagonal' is not defined; a mistake or variant is code a student could "
+        f"run: fix its new text; until then no student is told this mistake's hint (`grader verify assignment3` "
+        f"refuses it)"], shown.stderr
+    page = html.unescape((tmp_path / "figures" / "index.html").read_text(encoding="utf-8"))
+    hint = next(m.hint for m in load_mutations(load_assignment("assignment3", tmp_path / "assignments"), "mistakes")
+                if m.id == "attention_scale_by_d_model")
+    assert f"Diagnosis: {hint}" in page and "from a helper" not in page, page

@@ -45,7 +45,7 @@ def test_watch_redraws_on_a_save_only_the_figures_whose_code_changed(tmp_path: P
 
         _edit_softmax(package, "# a comment changes no figure")
         lines.until(r"saved: redrawing")
-        assert lines.until(r"^redrawn: ")[-1].startswith("redrawn: none (no probe's code changed); 4 of 4 ")
+        assert lines.until(r"^redrawn: ")[-1].startswith("redrawn: none (no code a figure runs changed); 4 of 4 ")
 
         stop_watching(process, lines)
     finally:

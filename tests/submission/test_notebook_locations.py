@@ -97,14 +97,18 @@ def test_check_names_the_cell_and_keeps_files_when_asked_for_them(buggy, tmp_pat
     assert "kv_cache.py" not in out.replace("--show-extracted", ""), "a notebook student has no kv_cache.py"
     assert not re.search(r"(?<!test_)(attention|kv_cache)\.py(:\d|, line)", out), out
 
-    extracted = _grader("check", "assignment3", str(notebook), "--task", "causal_mask", "--show-extracted",
-                        str(tmp_path / "files"), cwd=tmp_path).stdout
-    assert "raised in attention.py, line" in extracted and f"cell {cell}, line" not in extracted, extracted
+    # the files written for the student to read do not change where a mistake is said to be: still the cell
+    extracted = _grader("check", "assignment3", str(notebook), "--task", "causal_mask", "--verbose",
+                        "--show-extracted", str(tmp_path / "files"), cwd=tmp_path).stdout
+    assert f"raised in cell {cell}, line {line}, in causal_mask" in extracted, extracted
+    assert f"cell {cell}, line {line}: RuntimeError" in extracted, extracted
+    assert f"error: cell {kv_cell}, line {kv_line}: NameError" in extracted, extracted
+    assert not re.search(r"(?<!test_)(attention|kv_cache)\.py(:\d|, line)", extracted), extracted
     assert (tmp_path / "files" / "attention.py").is_file()
 
 
 @pytest.mark.slow
-def test_a_check_cell_names_the_cell_of_the_file_or_the_kernel(buggy, capsys, monkeypatch) -> None:
+def test_a_check_cell_names_the_cell_of_the_file_or_the_kernel(buggy, capsys, monkeypatch, tmp_path) -> None:
     notebook, where = buggy
     cell, line = where["causal_mask"]
     public_notebook.check_notebook("assignment3", task="causal_mask", path=notebook)
@@ -120,6 +124,11 @@ def test_a_check_cell_names_the_cell_of_the_file_or_the_kernel(buggy, capsys, mo
     public_notebook.check_notebook("assignment3", task="causal_mask")
     out = capsys.readouterr().out
     assert f"raised in In [{run}], line {line}, in causal_mask" in out, out
+    # show_extracted= writes the files for the student to read; the places are still the kernel's cells
+    public_notebook.check_notebook("assignment3", task="causal_mask", show_extracted=tmp_path / "files")
+    out = capsys.readouterr().out
+    assert f"raised in In [{run}], line {line}, in causal_mask" in out, out
+    assert (tmp_path / "files" / "attention.py").is_file()
 
 
 @pytest.mark.slow
