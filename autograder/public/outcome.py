@@ -40,6 +40,21 @@ class MissingName:
         return missing_name_message(self.file, self.name, "the public tests import")
 
 
+@dataclass(frozen=True)
+class StillRunning:
+    """A public test, or the import of a student module, that has run for a while (``grader check`` says so once).
+
+    Attributes:
+        task: The test's task ('' for an import).
+        test: The test's name, or the module being imported.
+        limit: Its wall clock, in seconds: when it is stopped.
+    """
+
+    task: str
+    test: str
+    limit: float
+
+
 @dataclass
 class ImportProblem:
     """A student module that could not be imported (said once, with the tasks it blocks)."""

@@ -1,15 +1,18 @@
-"""What ``grader check`` prints: one line per task as it finishes (in the README's order), then what to do next."""
+"""What ``grader check`` prints: one line per task as it finishes (in the README's order), then what to do next;
+meanwhile, once, that a test running for a while is still running."""
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
+import shutil
 from collections.abc import Mapping
-from typing import Callable
+from typing import Callable, TextIO
 
 from autograder.public.hints import dependency_hints, join_names, used_tasks
 from autograder.public.invocation import Invocation
-from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskResult
+from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskResult, StillRunning
 from autograder.spec.assignment import Assignment, short_names
 from autograder.submission.notebook.collect import ANSWERS_NAME
 from autograder.submission.notebook.places import CellMap, module_words
@@ -19,11 +22,24 @@ INDENT = "    "
 _STATUS_WORDS = {"timeout": "timed out", "crashed": "crashed", "failed": "failed"}
 
 
+def rewritable(stream: TextIO) -> bool:
+    """Whether a line written to ``stream`` can be taken back with a carriage return: a terminal's, not a pipe's, a
+    file's or a notebook cell's (where a carriage return leaves its text behind)."""
+    try:
+        return stream.isatty() and os.environ.get("TERM") != "dumb"
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
 class Printer:
     """Prints a check's results while it runs: the header, import errors once, each task's line in order.
 
     A task's line waits for the tasks before it (the README's order) and for the tasks it uses (so its line can
     say whether a failure may come from them).
+
+    A test (or an import) that runs for a while is said to be still running, once, and when it will be stopped: on
+    a terminal (``live``) as a status line that the next line written replaces, so the lines left are those of a
+    check that said nothing of it; elsewhere as a line of its own, starting with "…".
 
     Args:
         assignment: The assignment.
@@ -34,17 +50,23 @@ class Printer:
         earlier: A ``--watch`` re-run's results of the last check, by task: the tasks this run does not check keep
             theirs for the next step, which then names the first unfinished task of all (a re-run of
             multi_head_attention must not call it the first one not done while head_split is not).
+        live: ``write`` goes to a terminal (:func:`rewritable`): what still runs is said on a status line that is
+            taken back.
     """
 
     def __init__(self, assignment: Assignment, write: Callable[[str], None], verbose: bool = False,
-                 invocation: Invocation | None = None, earlier: Mapping[str, PublicTaskResult] | None = None) -> None:
+                 invocation: Invocation | None = None, earlier: Mapping[str, PublicTaskResult] | None = None,
+                 live: bool = False) -> None:
         self.assignment = assignment
         self.write = write
         self.verbose = verbose
         self.invocation = invocation or Invocation.of(assignment)
         self.earlier = dict(earlier or {})
+        self.live = live
         self.printed: set[str] = set()
         self.imports_printed = False
+        self.announced: set[StillRunning] = set()
+        self.status = ""  # the status line on the terminal now (live)
         self.width = max([len(t.id) for t in assignment.tasks] + [8])
 
     def header(self, outcome: CheckOutcome) -> None:
@@ -57,10 +79,30 @@ class Printer:
             lines = [line for problem in outcome.imports if not problem.cause for line in
                      import_lines(outcome, problem)]
             self._out(lines + ([""] if lines else []))
+        if kind == "running" and isinstance(value, list):
+            self._still_running(outcome, value)
         if kind in ("task", "end"):
             self._flush(outcome, final=kind == "end")
         if kind == "end":
             self._out(footer(self.assignment, self._with_earlier(outcome), self.invocation))
+
+    def _still_running(self, outcome: CheckOutcome, running: list[StillRunning]) -> None:
+        """Say what has run for a while: each once on a line of its own, or (live) all on the status line."""
+        if not self.live:
+            new = [what for what in running if what not in self.announced]
+            self.announced.update(new)
+            self._out([still_running_line(what, outcome.cell_map) for what in new])
+            return
+        self._take_back_status()
+        if running:
+            text = printable("; ".join(still_running_line(what, outcome.cell_map) for what in running), one_line=True)
+            self.status = text[:max(10, shutil.get_terminal_size().columns - 1)]
+            self.write(self.status)
+
+    def _take_back_status(self) -> None:
+        if self.status:
+            self.write("\r" + " " * len(self.status) + "\r")
+            self.status = ""
 
     def _with_earlier(self, outcome: CheckOutcome) -> CheckOutcome:
         """The outcome with the earlier results of the tasks it did not check, all in the README's order."""
@@ -87,7 +129,14 @@ class Printer:
 
     def _out(self, lines: list[str]) -> None:
         if lines:
+            self._take_back_status()
             self.write(printable("\n".join(lines)) + "\n")
+
+
+def still_running_line(what: StillRunning, cells: CellMap | None = None) -> str:
+    """``… test_x in attention is still running (stopped at 5 s)``, or the same of an import."""
+    running = f"{what.test} in {what.task}" if what.task else f"importing {module_words(what.test, cells)}"
+    return f"… {running} is still running (stopped at {what.limit:g} s)"
 
 
 def import_lines(outcome: CheckOutcome, problem: ImportProblem) -> list[str]:
