@@ -10,7 +10,7 @@ import shutil
 from collections.abc import Mapping
 from typing import Callable, TextIO
 
-from autograder.public.hints import dependency_hints, join_names, used_tasks
+from autograder.public.hints import join_names, note_upstream, upstream_tasks
 from autograder.public.invocation import Invocation
 from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskResult, StillRunning
 from autograder.spec.assignment import Assignment, short_names
@@ -34,8 +34,8 @@ def rewritable(stream: TextIO) -> bool:
 class Printer:
     """Prints a check's results while it runs: the header, import errors once, each task's line in order.
 
-    A task's line waits for the tasks before it (the README's order) and for the tasks it uses (so its line can
-    say whether a failure may come from them).
+    A task's line waits for the tasks before it (the README's order) and for the tasks its code runs (so its line
+    can say whether a failure may come from them, or that one of them hung).
 
     A test (or an import) that runs for a while is said to be still running, once, and when it will be stopped: on
     a terminal (``live``) as a status line that the next line written replaces, so the lines left are those of a
@@ -119,11 +119,11 @@ class Printer:
         for result in outcome.tasks:
             if result.task in self.printed:
                 continue
-            waiting = [result.task, *[u for u in used_tasks(self.assignment, result.task)
+            waiting = [result.task, *[u for u in upstream_tasks(self.assignment, result.task)
                                       if u in {t.task for t in outcome.tasks}]]
             if not final and not all(t in done for t in waiting):
                 return
-            result.hints = dependency_hints(self.assignment, outcome, result)
+            note_upstream(self.assignment, outcome, result)
             self._out(task_lines(result, self.width, self.verbose, outcome.cell_map))
             self.printed.add(result.task)
 
@@ -155,10 +155,14 @@ def task_lines(result: PublicTaskResult, width: int, verbose: bool = False, cell
     """One task's line and, when it fails, at most about six lines on its first failure (``cells``: a notebook's
     map, to name a module by its cells)."""
     total = max(result.expected, len(result.tests))
-    count = f"{result.passed:>2}/{total:<2}" if not result.blocked_by else " -/- "
+    count = f"{result.passed:>2}/{total:<2}" if not (result.blocked_by or result.held_by) else " -/- "
     status = result.status
     if status == "blocked":
         status = f"blocked: {module_words(result.blocked_by, cells)} cannot be imported (see above)"
+    if status == "not checked":  # what its tests did depends on when the hang was seen: none of it is said
+        those = "that" if len(result.held_by) == 1 else "those"
+        return [f"{result.task.ljust(width)}  {count} not checked: it uses {join_names(result.held_by)}, which hung: "
+                f"fix {those} first"]
     lines = [f"{result.task.ljust(width)}  {count} {status}"]
     failures = result.failures
     if failures:
@@ -279,6 +283,7 @@ def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocat
             return _not_implemented_step(assignment, outcome.cell_map, result.task, invocation)
         if result.status == "did not run":
             return f"Next: {invocation.again()}: the tests of {result.task} did not run."
+        # "not checked": a task it uses hung, and that task's line comes up in this loop (failing) or came before it
     if unknown_ids:
         return (f"Next: tell your instructor that a public test names no task of the assignment "
                 f"({', '.join(unknown_ids)}, above); it says nothing about your code.")

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from autograder.errors import GraderError
 from autograder.public.forks import split_events
-from autograder.public.hints import add_dependency_hints
+from autograder.public.hints import add_dependency_hints, upstream_tasks
 from autograder.public.outcome import (
     CheckOutcome,
     ImportProblem,
@@ -170,6 +170,8 @@ class _Run:
                 "modules": list(self.assignment.modules), "tests": str(self.assignment.public_tests),
                 "broken": self.broken, "selected": self.selected, "skip": sorted(self.done),
                 "task_order": [t.id for t in self.assignment.tasks], "limits": limits, "jobs": self.jobs,
+                "upstream": {task: upstream_tasks(self.assignment, task) for task in self.selected},
+                "hung": sorted(result.task for result in self.outcome.tasks if result.count("timeout")),
                 "cell_map": self.outcome.cell_map.to_data() if self.outcome.cell_map is not None else None}
 
     def _attempt(self) -> bool:
