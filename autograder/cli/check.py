@@ -55,6 +55,7 @@ def _check(spec: Assignment, path: Path | None, selected: list[str] | None, task
     """The check on ``worker``, printed; its outcome (None after ``--watch``, stopped with Ctrl-C)."""
     from autograder.public.invocation import Invocation
     from autograder.public.notebook import checked_work
+    from autograder.public.render import rewritable
     from autograder.public.watch import check_and_print, watch_and_check
     from autograder.submission.notebook.read import is_notebook
     from autograder.util.targets import output_folder
@@ -65,15 +66,16 @@ def _check(spec: Assignment, path: Path | None, selected: list[str] | None, task
     def write(text: str) -> None:
         click.echo(text, nl=False)
 
+    live = rewritable(sys.stdout)  # a status line says what still runs, taken back by the next line
     if watch:
         watch_and_check(spec, path, selected, write, verbose=verbose, show_extracted=show_extracted,
-                        typed_tasks=tasks, worker=worker)
+                        typed_tasks=tasks, worker=worker, live=live)
         return None
     with checked_work(spec, path, show_extracted) as prepared:  # what grading would take, said as grade says it
         invocation = Invocation.of(spec, None if path is None else str(path), notebook=is_notebook(prepared.source),
                                    tasks=tasks, verbose=verbose)
         outcome = check_and_print(spec, prepared, selected, write, verbose=verbose, worker=worker,
-                                  invocation=invocation)
+                                  invocation=invocation, live=live)
     if show_extracted is not None and is_notebook(prepared.source):
         click.echo(f"extracted package written to {show_extracted}")
     return outcome

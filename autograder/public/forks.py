@@ -5,7 +5,10 @@ keeps one task's global changes away from the others, and can be killed from out
 (a signal-based alarm cannot interrupt a long call into native code; SIGKILL can). A killed or crashed fork
 costs only the test it was running: the task's remaining tests run again in a fresh fork. Before an overrun
 fork is killed, its faulthandler writes its stack to a pipe of its own, so the report can say which line of the
-student's code it was stopped in.
+student's code it was stopped in. Once a task's test has overrun, the tasks whose code runs that task's code (the
+manifest's ``uses``) are not run, or stopped where they run: their tests would wait out the same loop, one wall
+clock each, and ``grader check`` reports them as held back by that task whatever they did
+(``hints.hung_upstream``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import signal
 import sys
 import time
 from collections import deque
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -27,6 +31,7 @@ HEARTBEAT_SECONDS = 1.0
 # asks a fork that overran to write its stack (faulthandler's, safe in any loop); forks only, so never on Windows
 STACK_SIGNAL = getattr(signal, "SIGUSR2", signal.SIGTERM)
 STACK_WAIT_SECONDS = 0.5  # how long an overrun fork may take to start writing its stack before it is killed
+NOT_RUN = "not_run"  # the status of a test not run (or stopped) because a task its task uses hung
 
 
 @dataclass
@@ -62,7 +67,8 @@ def describe_exit(status: int) -> str:
 def run_tasks(groups: list[tuple[str, list[Any]]], jobs: int, limit_of: Callable[[Any], float],
               run_item: Callable[[Any, Any], dict[str, Any]], send: Callable[[dict[str, Any]], None],
               close_in_child: tuple[int, ...] = (),
-              stopped_at: Callable[[str], dict[str, list[str]]] = lambda stack: {}) -> None:
+              stopped_at: Callable[[str], dict[str, list[str]]] = lambda stack: {},
+              upstream: Mapping[str, list[str]] | None = None, hung: Collection[str] = ()) -> None:
     """Run every group of tests, ``jobs`` forks at a time, sending events as tests start and end.
 
     Args:
@@ -75,14 +81,23 @@ def run_tasks(groups: list[tuple[str, list[Any]]], jobs: int, limit_of: Callable
         stopped_at: What the stack faulthandler wrote (most recent call first) adds to the result of a test that
             overran: ``summary`` lines saying where it was (after its "did not finish" line), and the student's
             ``frames`` it was in.
+        upstream: Each task's upstream tasks (``hints.upstream_tasks``): once one of them has a test that overran,
+            the task's tests are not run, or stopped (see :func:`held_back`).
+        hung: Tasks whose test overran before this run (in an earlier session of the same check).
     """
     pending = deque(groups)
     running: dict[int, _Run] = {}
-    dying: list[int] = []  # forks that reported every test, killed and not yet reaped
+    dying: list[int] = []  # forks that reported every test, or were stopped, killed and not yet reaped
+    hung = set(hung)
+    upstream = upstream or {}
     last_sent = time.monotonic()
     while pending or running:
         while pending and len(running) < max(1, jobs):
             task, items = pending.popleft()
+            held = held_back(task, upstream, hung)
+            if held:
+                send_not_run(task, items, held, send)
+                continue
             run = _start(task, items, run_item, close_in_child)
             running[run.fd] = run
             send({"event": "fork", "task": task, "pid": run.pid})
@@ -101,17 +116,47 @@ def run_tasks(groups: list[tuple[str, list[Any]]], jobs: int, limit_of: Callable
             _finish(run, pending, send, dying, stopped_at)
         now = time.monotonic()
         for fd, run in list(running.items()):
-            if run.deadline is not None and now >= run.deadline:
+            if fd in running and run.deadline is not None and now >= run.deadline:
                 run.timed_out = True
                 run.stack = _stack_of(run)
                 _kill(run.pid)
                 del running[fd]
                 _finish(run, pending, send, dying, stopped_at)
+                hung.add(run.task)
+                _stop_held_back(running, upstream, hung, send, dying)
         dying[:] = _reap(dying, block=False)
         if time.monotonic() - last_sent >= HEARTBEAT_SECONDS:
             send({"event": "alive"})
             last_sent = time.monotonic()
     _reap(dying, block=True)
+
+
+def held_back(task: str, upstream: Mapping[str, list[str]], hung: Collection[str]) -> list[str]:
+    """The tasks upstream of ``task`` that have a test that overran: while there are any, its tests are not run."""
+    return [other for other in upstream.get(task, []) if other in hung]
+
+
+def send_not_run(task: str, items: list[Any], held: list[str], send: Callable[[dict[str, Any]], None]) -> None:
+    """Report these tests of ``task`` as not run (``held``: the hung tasks it uses, the reason), and the task done."""
+    for item in items:
+        send({"event": "result", "task": task, "test": item.name, "nodeid": item.nodeid, "status": NOT_RUN,
+              "summary": [f"not run: it uses {', '.join(held)}, whose test did not finish"], "detail": ""})
+    send({"event": "task_done", "task": task})
+
+
+def _stop_held_back(running: dict[int, _Run], upstream: Mapping[str, list[str]], hung: Collection[str],
+                    send: Callable[[dict[str, Any]], None], dying: list[int]) -> None:
+    """Stop the forks of the tasks a hang holds back now: the test each runs may be waiting out the same loop."""
+    for fd, run in list(running.items()):
+        held = held_back(run.task, upstream, hung)
+        if not held:
+            continue
+        del running[fd]
+        os.close(run.fd)
+        os.close(run.stack_fd)
+        _kill(run.pid)
+        dying.append(run.pid)
+        send_not_run(run.task, run.items[run.reported:], held, send)
 
 
 def _start(task: str, items: list[Any], run_item: Callable[[Any, Any], dict[str, Any]],

@@ -53,9 +53,31 @@ def _used_owners(assignment: Assignment, task_id: str) -> set[str]:
     return {owner.id for owner in (assignment.owner_of(q) for q in uses) if owner is not None}
 
 
-def used_tasks(assignment: Assignment, task_id: str) -> list[str]:
-    """The other tasks whose code a task ``uses`` (from the manifest), in the manifest's order."""
-    return wrong_used_tasks(assignment, (task_id,), lambda _: True)
+def upstream_tasks(assignment: Assignment, task_id: str) -> list[str]:
+    """The other tasks whose code a task's code can run (the manifest's ``uses``, transitively:
+    :meth:`Assignment.reaches`), in the manifest's order, without those that can run its code in turn (a cycle of
+    ``uses``): a task's line waits for these, and one of them that hangs holds it back (:func:`hung_upstream`)."""
+    def reached(task: str) -> set[str]:
+        return {owner.id for owner in map(assignment.owner_of, assignment.reaches([task])) if owner is not None}
+
+    mine = reached(task_id)
+    return [t.id for t in assignment.tasks if t.id in mine and t.id != task_id and task_id not in reached(t.id)]
+
+
+def hung_upstream(assignment: Assignment, outcome: CheckOutcome, task_id: str) -> list[str]:
+    """The tasks of :func:`upstream_tasks` that hung in this check: a test of theirs did not finish in time, and
+    none of the tasks they use hung.
+
+    A task that uses one of them is not reported on its own (the worker stops its tests as soon as the hang is
+    seen, ``forks.run_tasks``): its tests would wait out the same loop, and how many of them ran before the hang
+    was seen is a matter of timing. Decided from the tasks it uses alone, its line is the same on every run.
+    """
+    timed_out = {result.task for result in outcome.tasks if result.count("timeout")}
+
+    def hung(task: str) -> bool:  # the tasks upstream of ``task`` are strictly fewer: the recursion ends
+        return task in timed_out and not hung_upstream(assignment, outcome, task)
+
+    return [task for task in upstream_tasks(assignment, task_id) if hung(task)]
 
 
 def dependency_hints(assignment: Assignment, outcome: CheckOutcome, result: PublicTaskResult) -> list[str]:
@@ -94,7 +116,14 @@ def join_names(names: list[str], word: str = "and") -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" {word} " + names[-1]
 
 
+def note_upstream(assignment: Assignment, outcome: CheckOutcome, result: PublicTaskResult) -> None:
+    """What a task's line says of the tasks it uses: those that hung (:func:`hung_upstream`), which stand in for its
+    own results, else its hints (:func:`dependency_hints`)."""
+    result.held_by = hung_upstream(assignment, outcome, result.task)
+    result.hints = dependency_hints(assignment, outcome, result)
+
+
 def add_dependency_hints(assignment: Assignment, outcome: CheckOutcome) -> None:
-    """Fill every task's hints (see dependency_hints)."""
+    """Note every task's hung upstream tasks and hints (see note_upstream)."""
     for result in outcome.tasks:
-        result.hints = dependency_hints(assignment, outcome, result)
+        note_upstream(assignment, outcome, result)

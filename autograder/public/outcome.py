@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.public.forks import NOT_RUN
 from autograder.submission.notebook.places import CellMap, place
 from autograder.submission.package import missing_name_message
 from autograder.util.paths import display_path
@@ -40,6 +41,21 @@ class MissingName:
         return missing_name_message(self.file, self.name, "the public tests import")
 
 
+@dataclass(frozen=True)
+class StillRunning:
+    """A public test, or the import of a student module, that has run for a while (``grader check`` says so once).
+
+    Attributes:
+        task: The test's task ('' for an import).
+        test: The test's name, or the module being imported.
+        limit: Its wall clock, in seconds: when it is stopped.
+    """
+
+    task: str
+    test: str
+    limit: float
+
+
 @dataclass
 class ImportProblem:
     """A student module that could not be imported (said once, with the tasks it blocks)."""
@@ -66,6 +82,7 @@ class PublicTaskResult:
     problem: str = ""
     missing: MissingName | None = None  # why its test file could not be imported, when that is the reason
     hints: list[str] = field(default_factory=list)
+    held_by: list[str] = field(default_factory=list)  # tasks it uses that hung: its own results are not reported
 
     def count(self, *statuses: str) -> int:
         return sum(t.status in statuses for t in self.tests)
@@ -82,11 +99,13 @@ class PublicTaskResult:
     def status(self) -> str:
         if self.blocked_by:
             return "blocked"
+        if self.held_by:
+            return "not checked"
         if self.failures or self.problem:
             return "failed"
         if self.count("not_implemented"):
             return "not implemented"
-        if not self.done:
+        if not self.done or self.count(NOT_RUN):  # the worker stopped its tests, for a reason the lines say
             return "did not run"
         return "passed" if self.passed else "no tests"
 

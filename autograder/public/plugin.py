@@ -126,7 +126,8 @@ def pytest_collection(session: pytest.Session) -> Any:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> bool:
-    """Run the collected tests of the selected tasks, one fork per task, in the manifest's task order."""
+    """Run the collected tests of the selected tasks, one fork per task, in the manifest's task order; not those of
+    a task whose upstream task hung (``forks.held_back``)."""
     from autograder.public.forks import run_tasks
 
     config = Settings.config
@@ -147,6 +148,7 @@ def pytest_runtestloop(session: pytest.Session) -> bool:
     for item in unknown:  # whatever the selection: a test the public tests' author lost must not vanish
         Settings.send(unknown_task_result(item, order))
     ordered = sorted(groups.items(), key=lambda pair: order.index(pair[0]) if pair[0] in order else len(order))
+    upstream, hung = config.get("upstream", {}), set(config.get("hung", []))
     if hasattr(os, "fork") and config.get("fork", True):
         # The task allowed the most time (training) starts first, so it does not finish last, alone on one CPU;
         # grader check still prints the tasks in the README's order.
@@ -156,9 +158,10 @@ def pytest_runtestloop(session: pytest.Session) -> bool:
         run_tasks(slow_first, int(config.get("jobs", 1)), time_limit, _run_item, Settings.send,
                   close_in_child=(Settings.channel_fd,) if Settings.channel_fd >= 0 else (),
                   stopped_at=lambda stack: {"summary": stopped_in(stack, package_dir, cell_map),
-                                            "frames": stack_frames(stack, package_dir)})
+                                            "frames": stack_frames(stack, package_dir)},
+                  upstream=upstream, hung=hung)
     else:
-        _run_in_process(ordered)
+        _run_in_process(ordered, upstream, hung)
     Settings.send({"event": "done"})  # grader check need not wait for pytest's own ending
     Settings.end()
     return True
@@ -177,9 +180,17 @@ def unknown_task_result(item: pytest.Item, order: list[str]) -> dict[str, Any]:
                         f"not your code"]}
 
 
-def _run_in_process(groups: list[tuple[str, list[pytest.Item]]]) -> None:
-    """Without fork (Windows): run here; ``grader check`` enforces the wall clock by restarting the worker."""
+def _run_in_process(groups: list[tuple[str, list[pytest.Item]]], upstream: dict[str, list[str]],
+                    hung: set[str]) -> None:
+    """Without fork (Windows): run here; ``grader check`` enforces the wall clock by restarting the worker, and
+    tells the next session which tasks hung (``hung``: the tasks that use them are not run)."""
+    from autograder.public.forks import held_back, send_not_run
+
     for task, items in groups:
+        held = held_back(task, upstream, hung)
+        if held:
+            send_not_run(task, items, held, Settings.send)
+            continue
         for index, item in enumerate(items):
             Settings.send({"event": "start", "task": task, "test": item.name, "nodeid": item.nodeid,
                            "limit": time_limit(item)})

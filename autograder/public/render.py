@@ -1,15 +1,18 @@
-"""What ``grader check`` prints: one line per task as it finishes (in the README's order), then what to do next."""
+"""What ``grader check`` prints: one line per task as it finishes (in the README's order), then what to do next;
+meanwhile, once, that a test running for a while is still running."""
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
+import shutil
 from collections.abc import Mapping
-from typing import Callable
+from typing import Callable, TextIO
 
-from autograder.public.hints import dependency_hints, join_names, used_tasks
+from autograder.public.hints import join_names, note_upstream, upstream_tasks
 from autograder.public.invocation import Invocation
-from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskResult
+from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskResult, StillRunning
 from autograder.spec.assignment import Assignment, short_names
 from autograder.submission.notebook.collect import ANSWERS_NAME
 from autograder.submission.notebook.places import CellMap, module_words
@@ -23,11 +26,24 @@ HIDDEN_TESTS_REMINDER = ("These are the public tests only. Hidden tests run at g
 _STATUS_WORDS = {"timeout": "timed out", "crashed": "crashed", "failed": "failed"}
 
 
+def rewritable(stream: TextIO) -> bool:
+    """Whether a line written to ``stream`` can be taken back with a carriage return: a terminal's, not a pipe's, a
+    file's or a notebook cell's (where a carriage return leaves its text behind)."""
+    try:
+        return stream.isatty() and os.environ.get("TERM") != "dumb"
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
 class Printer:
     """Prints a check's results while it runs: the header, import errors once, each task's line in order.
 
-    A task's line waits for the tasks before it (the README's order) and for the tasks it uses (so its line can
-    say whether a failure may come from them).
+    A task's line waits for the tasks before it (the README's order) and for the tasks its code runs (so its line
+    can say whether a failure may come from them, or that one of them hung).
+
+    A test (or an import) that runs for a while is said to be still running, once, and when it will be stopped: on
+    a terminal (``live``) as a status line that the next line written replaces, so the lines left are those of a
+    check that said nothing of it; elsewhere as a line of its own, starting with "…".
 
     Args:
         assignment: The assignment.
@@ -40,19 +56,24 @@ class Printer:
             multi_head_attention must not call it the first one not done while head_split is not).
         remind: Whether the footer says that hidden tests grade the work too (:data:`HIDDEN_TESTS_REMINDER`): a
             check the student repeats (a watch's re-run, a kernel's later check cells) leaves it to the first.
+        live: ``write`` goes to a terminal (:func:`rewritable`): what still runs is said on a status line that is
+            taken back.
     """
 
     def __init__(self, assignment: Assignment, write: Callable[[str], None], verbose: bool = False,
                  invocation: Invocation | None = None, earlier: Mapping[str, PublicTaskResult] | None = None,
-                 remind: bool = True) -> None:
+                 remind: bool = True, live: bool = False) -> None:
         self.assignment = assignment
         self.write = write
         self.verbose = verbose
         self.invocation = invocation or Invocation.of(assignment)
         self.earlier = dict(earlier or {})
         self.remind = remind
+        self.live = live
         self.printed: set[str] = set()
         self.imports_printed = False
+        self.announced: set[StillRunning] = set()
+        self.status = ""  # the status line on the terminal now (live)
         self.width = max([len(t.id) for t in assignment.tasks] + [8])
 
     def header(self, outcome: CheckOutcome) -> None:
@@ -65,10 +86,30 @@ class Printer:
             lines = [line for problem in outcome.imports if not problem.cause for line in
                      import_lines(outcome, problem)]
             self._out(lines + ([""] if lines else []))
+        if kind == "running" and isinstance(value, list):
+            self._still_running(outcome, value)
         if kind in ("task", "end"):
             self._flush(outcome, final=kind == "end")
         if kind == "end":
             self._out(footer(self.assignment, self._with_earlier(outcome), self.invocation, self.remind))
+
+    def _still_running(self, outcome: CheckOutcome, running: list[StillRunning]) -> None:
+        """Say what has run for a while: each once on a line of its own, or (live) all on the status line."""
+        if not self.live:
+            new = [what for what in running if what not in self.announced]
+            self.announced.update(new)
+            self._out([still_running_line(what, outcome.cell_map) for what in new])
+            return
+        self._take_back_status()
+        if running:
+            text = printable("; ".join(still_running_line(what, outcome.cell_map) for what in running), one_line=True)
+            self.status = text[:max(10, shutil.get_terminal_size().columns - 1)]
+            self.write(self.status)
+
+    def _take_back_status(self) -> None:
+        if self.status:
+            self.write("\r" + " " * len(self.status) + "\r")
+            self.status = ""
 
     def _with_earlier(self, outcome: CheckOutcome) -> CheckOutcome:
         """The outcome with the earlier results of the tasks it did not check, all in the README's order."""
@@ -85,17 +126,24 @@ class Printer:
         for result in outcome.tasks:
             if result.task in self.printed:
                 continue
-            waiting = [result.task, *[u for u in used_tasks(self.assignment, result.task)
+            waiting = [result.task, *[u for u in upstream_tasks(self.assignment, result.task)
                                       if u in {t.task for t in outcome.tasks}]]
             if not final and not all(t in done for t in waiting):
                 return
-            result.hints = dependency_hints(self.assignment, outcome, result)
+            note_upstream(self.assignment, outcome, result)
             self._out(task_lines(result, self.width, self.verbose, outcome.cell_map))
             self.printed.add(result.task)
 
     def _out(self, lines: list[str]) -> None:
         if lines:
+            self._take_back_status()
             self.write(printable("\n".join(lines)) + "\n")
+
+
+def still_running_line(what: StillRunning, cells: CellMap | None = None) -> str:
+    """``… test_x in attention is still running (stopped at 5 s)``, or the same of an import."""
+    running = f"{what.test} in {what.task}" if what.task else f"importing {module_words(what.test, cells)}"
+    return f"… {running} is still running (stopped at {what.limit:g} s)"
 
 
 def import_lines(outcome: CheckOutcome, problem: ImportProblem) -> list[str]:
@@ -114,10 +162,14 @@ def task_lines(result: PublicTaskResult, width: int, verbose: bool = False, cell
     """One task's line and, when it fails, at most about six lines on its first failure (``cells``: a notebook's
     map, to name a module by its cells)."""
     total = max(result.expected, len(result.tests))
-    count = f"{result.passed:>2}/{total:<2}" if not result.blocked_by else " -/- "
+    count = f"{result.passed:>2}/{total:<2}" if not (result.blocked_by or result.held_by) else " -/- "
     status = result.status
     if status == "blocked":
         status = f"blocked: {module_words(result.blocked_by, cells)} cannot be imported (see above)"
+    if status == "not checked":  # what its tests did depends on when the hang was seen: none of it is said
+        those = "that" if len(result.held_by) == 1 else "those"
+        return [f"{result.task.ljust(width)}  {count} not checked: it uses {join_names(result.held_by)}, which hung: "
+                f"fix {those} first"]
     lines = [f"{result.task.ljust(width)}  {count} {status}"]
     failures = result.failures
     if failures:
@@ -238,6 +290,7 @@ def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocat
             return _not_implemented_step(assignment, outcome.cell_map, result.task, invocation)
         if result.status == "did not run":
             return f"Next: {invocation.again()}: the tests of {result.task} did not run."
+        # "not checked": a task it uses hung, and that task's line comes up in this loop (failing) or came before it
     if unknown_ids:
         return (f"Next: tell your instructor that a public test names no task of the assignment "
                 f"({', '.join(unknown_ids)}, above); it says nothing about your code.")

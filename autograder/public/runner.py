@@ -3,7 +3,9 @@
 A session of the warm worker (autograder.public.warm, autograder.public.worker) imports the student's modules
 once and runs each task's tests in a fork with a wall clock per test; this side only reads its events, so a hang
 or a crash costs one test (or one module, when it happens at import time), never the run: a session that stops
-answering is killed with its worker, and a new one runs without what the first already did.
+answering is killed with its worker, and a new one runs without what the first already did. A test (or an import)
+that runs for more than PROGRESS_SECONDS is said to be still running, so a loop that the wall clock will stop is
+never a silence.
 """
 
 from __future__ import annotations
@@ -20,8 +22,15 @@ from typing import Any, Callable
 
 from autograder.errors import GraderError
 from autograder.public.forks import split_events
-from autograder.public.hints import add_dependency_hints
-from autograder.public.outcome import CheckOutcome, ImportProblem, MissingName, PublicTaskResult, TestResult
+from autograder.public.hints import add_dependency_hints, upstream_tasks
+from autograder.public.outcome import (
+    CheckOutcome,
+    ImportProblem,
+    MissingName,
+    PublicTaskResult,
+    StillRunning,
+    TestResult,
+)
 from autograder.public.warm import WarmWorker, log_tail
 from autograder.spec.assignment import Assignment
 from autograder.spec.quiz import NO_ANSWER, check_format, load_questions, read_answers
@@ -31,6 +40,7 @@ from autograder.util.paths import display_path
 STARTUP_SECONDS = 120.0  # importing torch on a busy laptop
 SILENCE_SECONDS = 15.0  # the worker sends a heartbeat every second while tests run
 GRACE_SECONDS = 3.0  # the worker kills an overrunning test itself; this side steps in only if it does not
+PROGRESS_SECONDS = 2.0  # a test (or an import) running this long is said to be still running
 
 
 def select_tasks(assignment: Assignment, requested: tuple[str, ...] | list[str]) -> list[str] | None:
@@ -71,7 +81,8 @@ def run_public_tests(assignment: Assignment, package: Path, selected: list[str] 
         package: The student's package folder (the intake's copy).
         selected: Task ids to run (None: all; the quiz is always checked).
         listener: Called as ``listener(kind, outcome, value)`` on ``imports`` (the import problems are known),
-            ``task`` (a task finished; value: its result) and ``end``.
+            ``running`` (the tests and imports running for PROGRESS_SECONDS or more changed; value: a list of
+            StillRunning, empty when none is left), ``task`` (a task finished; value: its result) and ``end``.
         jobs: Task processes at once (default: default_jobs()).
         shown: How the student's work is named to them (default: ``package``).
         refused: Files the intake refused (a graded file over the size limit), with its message: their modules are
@@ -159,6 +170,8 @@ class _Run:
                 "modules": list(self.assignment.modules), "tests": str(self.assignment.public_tests),
                 "broken": self.broken, "selected": self.selected, "skip": sorted(self.done),
                 "task_order": [t.id for t in self.assignment.tasks], "limits": limits, "jobs": self.jobs,
+                "upstream": {task: upstream_tasks(self.assignment, task) for task in self.selected},
+                "hung": sorted(result.task for result in self.outcome.tasks if result.count("timeout")),
                 "cell_map": self.outcome.cell_map.to_data() if self.outcome.cell_map is not None else None}
 
     def _attempt(self) -> bool:
@@ -180,11 +193,13 @@ class _Run:
         with selectors.DefaultSelector() as selector:
             selector.register(channel, selectors.EVENT_READ)
             while True:
-                timeout = state.deadline() - time.monotonic()
-                if timeout <= 0:
+                now = time.monotonic()
+                if state.deadline() <= now:
                     state.overrun = True
                     return False
-                if not selector.select(timeout=min(timeout, 1.0)):
+                self._announce(state, now)
+                wake = min(state.deadline(), state.next_change(now), now + 1.0)
+                if not selector.select(timeout=max(0.0, wake - now)):
                     continue
                 chunk = os.read(channel, 1 << 16)
                 if not chunk:
@@ -227,6 +242,13 @@ class _Run:
         elif kind == "done":
             return True
         return False
+
+    def _announce(self, state: _WorkerState, now: float) -> None:
+        """Tell the listener when the tests and imports running for PROGRESS_SECONDS or more are others than before."""
+        still = state.still_running(now)
+        if still != state.announced:
+            state.announced = still
+            self.notify("running", self.outcome, still)
 
     # -- events ------------------------------------------------------------------------------------------
 
@@ -354,6 +376,7 @@ class _WorkerState:
     forks: list[int] = field(default_factory=list)
     running: dict[str, tuple[str, str, float, float]] = field(default_factory=dict)
     import_limit: float = 5.0
+    announced: list[StillRunning] = field(default_factory=list)  # what the listener was last told is still running
 
     def deadline(self) -> float:
         """When to give up on the worker: start-up, an import or a test overran, or it fell silent."""
@@ -364,6 +387,22 @@ class _WorkerState:
             limits.append(self.import_started + self.import_limit)
         limits += [started + limit + GRACE_SECONDS for _, _, limit, started in self.running.values()]
         return min(limits)
+
+    def _clocks(self) -> list[tuple[StillRunning, float]]:
+        """What runs now (each test, and the import), with when it started."""
+        clocks = [(StillRunning(task, test, limit), started) for task, test, limit, started in self.running.values()]
+        if self.importing:
+            clocks.insert(0, (StillRunning("", self.importing, self.import_limit), self.import_started))
+        return clocks
+
+    def still_running(self, now: float) -> list[StillRunning]:
+        """The tests and the import that have run for PROGRESS_SECONDS and are not yet over their wall clock."""
+        return [what for what, started in self._clocks() if PROGRESS_SECONDS <= now - started < what.limit]
+
+    def next_change(self, now: float) -> float:
+        """When :meth:`still_running` changes next without an event: a test reaches PROGRESS_SECONDS or its limit."""
+        times = [started + offset for what, started in self._clocks() for offset in (PROGRESS_SECONDS, what.limit)]
+        return min([moment for moment in times if moment > now], default=now + 1.0)
 
 
 class ShownPaths:

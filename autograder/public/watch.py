@@ -129,13 +129,15 @@ def check_and_print(assignment: Assignment, prepared: PreparedSubmission, select
                     write: Write, verbose: bool = False, worker: WarmWorker | None = None,
                     invocation: Invocation | None = None,
                     earlier: dict[str, PublicTaskResult] | None = None, choice: bool = True,
-                    remind: bool = True) -> CheckOutcome:
+                    remind: bool = True, live: bool = False) -> CheckOutcome:
     """One check as ``grader check`` prints it: the intake's notes, the header, each task's line, the footer
     (its next steps worded for ``invocation``, how the student ran it; ``earlier``: a re-run's last results of the
-    tasks it does not check, for the next step). A watch's re-run says neither the choice of what is checked
-    (``choice``: unless it changed) nor the reminder about hidden tests (``remind``) again."""
+    tasks it does not check, for the next step; ``live``: ``write`` goes to a terminal, see Printer). A watch's
+    re-run says neither the choice of what is checked (``choice``: unless it changed) nor the reminder about hidden
+    tests (``remind``) again."""
     write("".join(f"note: {note}\n" for note in prepared.notes(choice=choice)))
-    printer = Printer(assignment, write, verbose=verbose, invocation=invocation, earlier=earlier, remind=remind)
+    printer = Printer(assignment, write, verbose=verbose, invocation=invocation, earlier=earlier, remind=remind,
+                      live=live)
     printer.header(CheckOutcome(package=prepared.shown))
     return run_public_tests(assignment, prepared.package_dir, selected=selected, listener=printer,
                             shown=prepared.shown, refused=prepared.refused, worker=worker, cell_map=prepared.cell_map)
@@ -143,7 +145,7 @@ def check_and_print(assignment: Assignment, prepared: PreparedSubmission, select
 
 def watch_and_check(assignment: Assignment, path: Path | None, selected: list[str] | None, write: Write,
           verbose: bool = False, show_extracted: Path | None = None, poll: float = POLL_SECONDS,
-          typed_tasks: tuple[str, ...] = (), worker: WarmWorker | None = None) -> None:
+          typed_tasks: tuple[str, ...] = (), worker: WarmWorker | None = None, live: bool = False) -> None:
     """Check once, then re-check what each save changed, on one warm worker, until Ctrl-C.
 
     Args:
@@ -156,6 +158,7 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
         poll: Seconds between two looks at the files.
         typed_tasks: The tasks as typed (``--task``), for the suggested next commands.
         worker: The warm worker to check on (default: a new one); closed when the watch ends.
+        live: ``write`` goes to a terminal (see Printer).
     """
     worker = worker or WarmWorker()
     try:
@@ -167,7 +170,7 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
             invocation = Invocation.of(assignment, None if path is None else str(path),
                                        notebook=is_notebook(prepared.source), tasks=typed_tasks,
                                        verbose=verbose)
-            outcome = check_and_print(assignment, prepared, selected, write, verbose, worker, invocation)
+            outcome = check_and_print(assignment, prepared, selected, write, verbose, worker, invocation, live=live)
             said = prepared.choice  # said once per session, and again only when it changes
         known = {result.task: result for result in outcome.tasks}  # each task's latest result
         write(f"\nwatching {describe_watched(files)} for saves (Ctrl-C to stop)\n")
@@ -183,7 +186,7 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
                     continue
                 write(f"\n{saved} saved: re-running {', '.join(tasks) or 'the quiz format check'}\n")
                 outcome = check_and_print(assignment, prepared, tasks, write, verbose, worker, invocation, known,
-                                          choice=prepared.choice != said, remind=False)
+                                          choice=prepared.choice != said, remind=False, live=live)
                 said = prepared.choice
                 known.update({result.task: result for result in outcome.tasks})
     except KeyboardInterrupt:
