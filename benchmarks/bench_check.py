@@ -11,6 +11,9 @@ It prints, for a fresh ``grader check`` process each time:
 * the CPU seconds of each run's process tree (load-independent; wall >= CPU / 2 on two cores);
 * the reference with ``while True: pass`` at the top of ``kv_cache_bytes``: wall seconds, and whether every
   other task was reported (target: <= 15 s, all other tasks reported);
+* the reference with ``while True: pass`` at the top of ``scaled_dot_product_attention``, which the later tasks
+  use: wall seconds, the longest time with no line printed (a pipe: no status line), and how many tasks were
+  reported as held back by it ("not checked: it uses attention, which hung");
 * with ``--release ZIP``: seconds from unzipping the student release to the first ``check`` result (pip not
   included; target: under a minute).
 
@@ -50,11 +53,28 @@ def _children_cpu() -> float:
 
 def run_check(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess]:
     """A fresh ``grader check`` process; its wall seconds and result (its CPU seconds go to CPU_SECONDS)."""
+    seconds, result, _ = run_check_timed(args, cwd, env)
+    return seconds, result
+
+
+def run_check_timed(args: list[str], cwd: Path,
+                    env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess, float]:
+    """``run_check``, also timing the longest silence: the most seconds between two lines of its standard output
+    (the start and the exit count as lines)."""
     cpu, started = _children_cpu(), time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "autograder.cli", "check", *args], cwd=cwd, env=env,
-                            capture_output=True, text=True, timeout=900)
+    process = subprocess.Popen([sys.executable, "-m", "autograder.cli", "check", *args], cwd=cwd, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines, last, silence = [], started, 0.0
+    for line in process.stdout:  # a pipe: the check prints whole lines, flushed as each task ends
+        now = time.perf_counter()
+        silence, last = max(silence, now - last), now
+        lines.append(line)
+    stderr = process.stderr.read()
+    process.wait(timeout=900)
+    ended = time.perf_counter()
     CPU_SECONDS.append(_children_cpu() - cpu)
-    return time.perf_counter() - started, result
+    result = subprocess.CompletedProcess(process.args, process.returncode, "".join(lines), stderr)
+    return ended - started, result, max(silence, ended - last)
 
 
 def task_lines(output: str) -> dict[str, str]:
@@ -62,13 +82,13 @@ def task_lines(output: str) -> dict[str, str]:
     return {m.group(1): m.group(0) for m in re.finditer(r"^([a-z_0-9]+) +(?:\s?\d+/\d+|-/-).*$", output, re.M)}
 
 
-def with_endless_loop(reference: Path, tmp: Path) -> Path:
-    """A copy of the reference whose ``kv_cache_bytes`` never returns."""
+def with_endless_loop(reference: Path, tmp: Path, module: str = "kv_cache", function: str = "kv_cache_bytes") -> Path:
+    """A copy of the reference whose ``module.function`` never returns."""
     package = tmp / "loop" / reference.name
     shutil.copytree(reference, package, ignore=shutil.ignore_patterns("__pycache__"))
-    path = package / "kv_cache.py"
+    path = package / f"{module}.py"
     text = path.read_text()
-    begin = text.index(BEGIN, text.index("def kv_cache_bytes("))
+    begin = text.index(BEGIN, text.index(f"def {function}("))
     line_end = text.index("\n", begin) + 1
     path.write_text(text[:line_end] + "    while True:\n        pass\n" + text[line_end:])
     return package
@@ -103,6 +123,20 @@ def bench_loop(assignment: str, env: dict[str, str]) -> None:
           f"{'reported as a timeout' if timed_out else 'NOT reported'}")
 
 
+def bench_loop_upstream(assignment: str, env: dict[str, str]) -> None:
+    """The endless loop in a function later tasks use: their tests are not waited for, and the check keeps talking."""
+    with tempfile.TemporaryDirectory() as tmp:
+        package = with_endless_loop(ROOT / "reference_solutions" / assignment, Path(tmp), "attention",
+                                    "scaled_dot_product_attention")
+        load = load_now()
+        seconds, result, silence = run_check_timed([assignment, str(package)], ROOT, env)
+    held = [task for task, line in task_lines(result.stdout).items() if "not checked: it uses" in line]
+    print(figure("endless loop in scaled_dot_product_attention", seconds, " s", None, load)
+          + f"; CPU {CPU_SECONDS[-1]:.2f} s; {len(held)} tasks held back by it ({', '.join(held) or 'none'})")
+    print(figure("endless loop in scaled_dot_product_attention, longest time with no line printed", silence, " s",
+                 None, load))
+
+
 def bench_release(archive: Path, assignment: str) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("GRADER_ASSIGNMENTS", "PYTHONPATH")}
     with tempfile.TemporaryDirectory() as tmp:
@@ -131,6 +165,8 @@ def main() -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     bench_reference(args.assignment, args.repeat, env)
     bench_loop(args.assignment, env)
+    if args.assignment == "assignment3":  # the function and its module are assignment3's
+        bench_loop_upstream(args.assignment, env)
     if args.release:
         bench_release(args.release, args.assignment)
 
