@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autograder.public.loops import Loop, loop_holding
 from autograder.submission.notebook.places import CellMap, place
 from autograder.util.syntax import parse
 
@@ -178,8 +179,11 @@ def _qualname(path: str, line: int, name: str) -> str:
 
 
 def stopped_in(stack: str, package_dir: Path, cell_map: CellMap | None = None) -> list[str]:
-    """Where a test that overran was when it was stopped: the innermost line of the student's own code in
-    faulthandler's stack (most recent call first), with its text; nothing when no frame is the student's.
+    """Where a test that overran was when it was stopped, with that line's text: the innermost line of the student's
+    own code in faulthandler's stack (most recent call first), said as the loop of its function that holds it
+    (``stopped in the loop at attention.py, line 50``: the same on every run, wherever in the loop the stack was
+    taken, :func:`autograder.public.loops.loop_holding`), or as the line itself when no loop holds it; nothing when
+    no frame is the student's.
 
     Args:
         stack: faulthandler's dump of the test's thread.
@@ -189,10 +193,21 @@ def stopped_in(stack: str, package_dir: Path, cell_map: CellMap | None = None) -
     for path, line, function in _DUMPED_FRAME.findall(stack):
         if _inside(path, package_dir):
             name = Path(path).resolve().relative_to(package_dir.resolve()).as_posix()
-            text = linecache.getline(path, int(line)).strip()
-            return [f"stopped in {place(name, int(line), cell_map)}, in {function}",
-                    *([f"    {shorten(text, MAX_WIDTH - 4)}"] if text else [])]
+            loop = _loop_of(path, int(line))
+            shown = loop.line if loop is not None else int(line)
+            where = (f"the loop at {place(name, shown, cell_map)}, in {loop.function or function}" if loop is not None
+                     else f"{place(name, shown, cell_map)}, in {function}")
+            text = linecache.getline(path, shown).strip()
+            return [f"stopped in {where}", *([f"    {shorten(text, MAX_WIDTH - 4)}"] if text else [])]
     return []
+
+
+def _loop_of(path: str, line: int) -> Loop | None:
+    """The loop of the student's file holding its line (read from the file, as its text is: no code of it runs)."""
+    try:
+        return loop_holding(Path(path).read_bytes(), line)
+    except OSError:
+        return None
 
 
 def _expected_exception(test_file: Path, lineno: int) -> str | None:

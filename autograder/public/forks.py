@@ -4,8 +4,8 @@ The worker has imported pytest, torch and the student's modules once; a fork per
 keeps one task's global changes away from the others, and can be killed from outside when a test overruns
 (a signal-based alarm cannot interrupt a long call into native code; SIGKILL can). A killed or crashed fork
 costs only the test it was running: the task's remaining tests run again in a fresh fork. Before an overrun
-fork is killed, its faulthandler writes its stack to a pipe of its own, so the report can say which line of the
-student's code it was stopped in. Once a task's test has overrun, the tasks whose code runs that task's code (the
+fork is killed, its faulthandler writes its stack to a pipe of its own, so the report can say which loop (or line)
+of the student's code it was stopped in. Once a task's test has overrun, the tasks whose code runs that task's code (the
 manifest's ``uses``) are not run, or stopped where they run: their tests would wait out the same loop, one wall
 clock each, and ``grader check`` reports them as held back by that task whatever they did
 (``hints.hung_upstream``).

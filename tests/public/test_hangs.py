@@ -236,7 +236,12 @@ def test_a_hang_is_said_while_it_runs_and_the_tasks_using_it_are_not_waited_for(
         warm, _ = check_text(quick, package, worker)
     finally:
         worker.close()
-    # the same task lines and next step, whenever the hang was seen (which line of the loop a test was stopped in
-    # may differ: `while True:` or `pass`)
+    # the same task lines and next step, whenever the hang was seen
     said = [re.findall(r"^(?:\w+ +(?: ?\d+/\d+| -/-) .*|Next: .*)$", text, re.M) for text in (cold, warm)]
     assert said[0] == said[1] and len(said[0]) == len(TASKS) + 1, said
+    # and the same place: the loop, whichever of its lines (`while True:` or `pass`) each test was stopped on
+    source = (package / "attention.py").read_text()
+    loop = source[:source.index("while True:", source.index("def scaled_dot_product_attention("))].count("\n") + 1
+    places = [re.findall(r"^ +(stopped in .*)\n +(.*)$", text, re.M) for text in (cold, warm)]
+    expected = (f"stopped in the loop at attention.py, line {loop}, in scaled_dot_product_attention", "while True:")
+    assert places[0] == places[1] and set(places[0]) == {expected}, places
