@@ -78,7 +78,8 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path | Prep
             stop_workers(zygotes)
     limit = assignment.max_output_bytes
     text = "\n".join(printed)
-    return RunOutcome(probes=probes, notes=notes, notes_again=notes_again, printed=text[:limit] + ("\n[truncated]" if len(text) > limit else ""),
+    return RunOutcome(probes=probes, notes=notes, notes_again=notes_again,
+                      printed=text[:limit] + ("\n[truncated]" if len(text) > limit else ""),
                       isolation=isolation, seconds=round(time.monotonic() - started, 2))
 
 
