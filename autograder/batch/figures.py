@@ -28,10 +28,13 @@ class FigureResult:
     Attributes:
         drawn: Whether the page was written.
         note: One line: the page's summary (e.g. ``3 of 4 figures drawn``), or why there is no page.
+        left_out: The diagnosis's lines for the known mistakes it left out (``Rendered.left_out``), for the
+            instructor: the batch says each once (``cli/grade_all.py``), never in a student's feedback.
     """
 
     drawn: bool
     note: str
+    left_out: tuple[str, ...] = ()
 
 
 def needs_drawing(feedback: Path, student: str, digest: str) -> bool:
@@ -53,7 +56,7 @@ def draw_figures(grader: Any, assignment: Assignment, path: Path, folder: Path, 
         prepared: The batch intake's copy (the one graded and digested), drawn as it is; None reads ``path``.
 
     Returns:
-        Whether the page was written, and a one-line note.
+        Whether the page was written, a one-line note, and the known mistakes the diagnosis left out.
     """
     try:
         (folder / FIGURE_STAMP).unlink(missing_ok=True)  # a half-redrawn folder must not pass for the old one
@@ -68,7 +71,7 @@ def draw_figures(grader: Any, assignment: Assignment, path: Path, folder: Path, 
         (folder / FIGURE_STAMP).write_text(json.dumps({"digest": digest, "summary": summary, "panels": panels},
                                                       indent=1) + "\n", encoding="utf-8")
         _share(folder)
-        return FigureResult(True, summary)
+        return FigureResult(True, summary, tuple(rendered.left_out))
     except Exception as exc:  # noqa: BLE001 - figures are extra: a failure costs the page, never the grade
         shutil.rmtree(folder, ignore_errors=True)  # no stale page of an older submission is left to link to
         return FigureResult(False, without_paths(one_line(exc)))

@@ -138,13 +138,13 @@ def _serve(conn: Connection, assignment: Assignment, factory: GraderFactory | No
             if job.grade:  # the grade goes first: drawing the figures afterwards can never cost it
                 outcome = grade_one(grader, job.path, assignment, job.prepared)
                 conn.send({"kind": "result", "index": job.index, "outcome": outcome,
-                           "unimportable": list(getattr(grader, "unimportable_mistakes", ()))})
+                           "left_out": list(getattr(grader, "unimportable_mistakes", ()))})
             if job.figures is not None:
                 from autograder.batch.figures import draw_figures
 
-                conn.send({"kind": "figures", "index": job.index,
-                           "figures": draw_figures(grader, assignment, job.path, job.figures,
-                                                   job.digest, job.prepared)})
+                figures = draw_figures(grader, assignment, job.path, job.figures, job.digest, job.prepared)
+                conn.send({"kind": "figures", "index": job.index, "figures": figures,
+                           "left_out": list(figures.left_out)})
     except (BrokenPipeError, EOFError, OSError):
         pass
     finally:
@@ -265,9 +265,11 @@ class WorkerPool:
         self.startup_failures = 0
         self.on_figures: FiguresDone = lambda job, result: None
         self.template: Any = None  # the zygote template every worker's zygote is forked from (autograder.sandbox)
-        # the lines of the known mistakes a worker's judge found do not import (Grader.unimportable_mistakes), once
-        # each however many workers met them: the instructor's to read after the batch, never a student's
-        self.unimportable: dict[str, None] = {}
+        # the lines of the known mistakes a worker left out of diagnosis: those its judge found do not import
+        # (Grader.unimportable_mistakes), and those the figures' diagnosis left out (Rendered.left_out: stale, or not
+        # importing), once each however many workers and students met them: the instructor's to read after the
+        # batch, never a student's
+        self.left_out: dict[str, None] = {}
 
     def run(self, jobs: list[WorkItem], on_result: Callable[[WorkItem, Outcome], None], tick: Callable[[], None],
             on_figures: FiguresDone | None = None) -> None:
@@ -376,7 +378,7 @@ class WorkerPool:
             if worker.job is not None:  # its first job starts now
                 worker.deadline = time.monotonic() + self.timeout
         elif kind == "result" and worker.job is not None and not worker.drawing:
-            self.unimportable.update(dict.fromkeys(message.get("unimportable") or ()))
+            self.left_out.update(dict.fromkeys(message.get("left_out") or ()))
             job = worker.job
             if job.figures is not None:  # the worker goes on to draw: a fresh time limit for that
                 worker.graded, worker.deadline = True, time.monotonic() + self.timeout
@@ -384,6 +386,7 @@ class WorkerPool:
                 worker.job, worker.deadline = None, math.inf
             on_result(job, message["outcome"])
         elif kind == "figures" and worker.drawing:
+            self.left_out.update(dict.fromkeys(message.get("left_out") or ()))
             job, worker.job, worker.deadline = worker.job, None, math.inf
             self.on_figures(job, message["figures"])
 

@@ -115,7 +115,7 @@ class BatchSummary:
     figure_pages: int | None = None  # None: figures were not asked for
     figure_failures: list[tuple[str, str]] = field(default_factory=list)
     figures_note: str = ""  # e.g. that the assignment declares no figures
-    unimportable_mistakes: list[str] = field(default_factory=list)  # left out of diagnosis (WorkerPool.unimportable)
+    left_out_mistakes: list[str] = field(default_factory=list)  # left out of diagnosis (WorkerPool.left_out)
 
     @property
     def errors(self) -> list[tuple[str, Outcome]]:
@@ -224,7 +224,7 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
             try:
                 pool.run(source if source is not None else jobs, record, tick, drawn)
             finally:
-                summary.unimportable_mistakes = list(pool.unimportable)
+                summary.left_out_mistakes = list(pool.left_out)
                 bar.finish()
                 if source is not None:
                     source.close()

@@ -83,10 +83,12 @@ def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: s
                            timestamps=timestamps, queue=queue, **({"lease": lease} if lease is not None else {}))
     from autograder.spec.mutation import diagnosable_mistakes
 
-    warn_left_out_mistakes(spec, diagnosable_mistakes(spec)[1])  # the workers' graders leave them out alike, unsaid
+    stale = diagnosable_mistakes(spec)[1]
+    warn_left_out_mistakes(spec, stale)  # the workers' graders and figures leave them out alike, unsaid
     summary = run_batch(spec, submissions, options, sys.stderr)
     click.echo(render_summary(summary), nl=False)
-    warn_left_out_mistakes(spec, summary.unimportable_mistakes)  # what the workers' judges found, once each
+    # what the workers' judges and figures' diagnoses found, once each (a stale one was said above)
+    warn_left_out_mistakes(spec, [line for line in summary.left_out_mistakes if line not in stale])
     if layout == "nbgrader":  # SUBMISSIONS is the course folder: the scores go to its nbgrader gradebook too
         from autograder.batch.nbgrader_course import render_write_back, write_back
 

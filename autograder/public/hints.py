@@ -65,14 +65,15 @@ def upstream_tasks(assignment: Assignment, task_id: str) -> list[str]:
 
 
 def hung_upstream(assignment: Assignment, outcome: CheckOutcome, task_id: str) -> list[str]:
-    """The tasks of :func:`upstream_tasks` that hung in this check: a test of theirs did not finish in time, and
-    none of the tasks they use hung.
+    """The tasks of :func:`upstream_tasks` that hung in this check (or, for a task a ``--watch`` re-run does not
+    check, in its latest result: :attr:`CheckOutcome.latest`): a test of theirs did not finish in time, and none of
+    the tasks they use hung.
 
     A task that uses one of them is not reported on its own (the worker stops its tests as soon as the hang is
     seen, ``forks.run_tasks``): its tests would wait out the same loop, and how many of them ran before the hang
     was seen is a matter of timing. Decided from the tasks it uses alone, its line is the same on every run.
     """
-    timed_out = {result.task for result in outcome.tasks if result.count("timeout")}
+    timed_out = {result.task for result in outcome.latest if result.count("timeout")}
 
     def hung(task: str) -> bool:  # the tasks upstream of ``task`` are strictly fewer: the recursion ends
         return task in timed_out and not hung_upstream(assignment, outcome, task)

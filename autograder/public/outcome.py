@@ -113,7 +113,9 @@ class PublicTaskResult:
 @dataclass
 class CheckOutcome:
     """Everything ``grader check`` found (``cell_map``: a notebook's map of its extracted files, None for a package,
-    or when the student asked for the extracted files, which are then named)."""
+    or when the student asked for the extracted files, which are then named; ``earlier``: a ``--watch`` re-run's
+    last results of the tasks it does not check, for what they say of the tasks that use them (a hang) and for the
+    next step)."""
 
     package: Path
     tasks: list[PublicTaskResult] = field(default_factory=list)
@@ -126,6 +128,12 @@ class CheckOutcome:
     quiz_checked: bool = False
     crashed: str = ""
     cell_map: CellMap | None = None
+    earlier: list[PublicTaskResult] = field(default_factory=list)
+
+    @property
+    def latest(self) -> list[PublicTaskResult]:
+        """Each task's latest result: this check's, then the earlier ones of the tasks it did not check."""
+        return [*self.tasks, *self.earlier]
 
     @property
     def ok(self) -> bool:

@@ -7,7 +7,6 @@ import dataclasses
 import os
 import re
 import shutil
-from collections.abc import Mapping
 from typing import Callable, TextIO
 
 from autograder.public.hints import join_names, note_upstream, upstream_tasks
@@ -51,9 +50,6 @@ class Printer:
         verbose: Also print pytest's full output of each failing test.
         invocation: How the student ran the check (the words of the next step); ``grader check`` without a
             path when None.
-        earlier: A ``--watch`` re-run's results of the last check, by task: the tasks this run does not check keep
-            theirs for the next step, which then names the first unfinished task of all (a re-run of
-            multi_head_attention must not call it the first one not done while head_split is not).
         remind: Whether the footer says that hidden tests grade the work too (:data:`HIDDEN_TESTS_REMINDER`): a
             check the student repeats (a watch's re-run, a kernel's later check cells) leaves it to the first.
         live: ``write`` goes to a terminal (:func:`rewritable`): what still runs is said on a status line that is
@@ -61,13 +57,11 @@ class Printer:
     """
 
     def __init__(self, assignment: Assignment, write: Callable[[str], None], verbose: bool = False,
-                 invocation: Invocation | None = None, earlier: Mapping[str, PublicTaskResult] | None = None,
-                 remind: bool = True, live: bool = False) -> None:
+                 invocation: Invocation | None = None, remind: bool = True, live: bool = False) -> None:
         self.assignment = assignment
         self.write = write
         self.verbose = verbose
         self.invocation = invocation or Invocation.of(assignment)
-        self.earlier = dict(earlier or {})
         self.remind = remind
         self.live = live
         self.printed: set[str] = set()
@@ -112,13 +106,14 @@ class Printer:
             self.status = ""
 
     def _with_earlier(self, outcome: CheckOutcome) -> CheckOutcome:
-        """The outcome with the earlier results of the tasks it did not check, all in the README's order."""
-        ran = {result.task for result in outcome.tasks}
-        kept = [result for task, result in self.earlier.items() if task not in ran]
-        if not kept:
+        """The outcome with a ``--watch`` re-run's earlier results of the tasks it did not check
+        (:attr:`CheckOutcome.earlier`), all in the README's order: the next step then names the first unfinished
+        task of all (a re-run of multi_head_attention must not call it the first one not done while head_split is
+        not)."""
+        if not outcome.earlier:
             return outcome
         order = self.assignment.task_ids
-        tasks = sorted([*outcome.tasks, *kept], key=lambda r: order.index(r.task) if r.task in order else len(order))
+        tasks = sorted(outcome.latest, key=lambda r: order.index(r.task) if r.task in order else len(order))
         return dataclasses.replace(outcome, tasks=tasks)
 
     def _flush(self, outcome: CheckOutcome, final: bool) -> None:

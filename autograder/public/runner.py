@@ -17,6 +17,7 @@ import signal
 import tempfile
 import time
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Callable
 
@@ -73,7 +74,8 @@ Listener = Callable[[str, CheckOutcome, Any], None]
 def run_public_tests(assignment: Assignment, package: Path, selected: list[str] | None = None,
                      listener: Listener | None = None, jobs: int | None = None, shown: Path | None = None,
                      refused: dict[str, str] | None = None, worker: WarmWorker | None = None,
-                     cell_map: CellMap | None = None) -> CheckOutcome:
+                     cell_map: CellMap | None = None,
+                     earlier: Mapping[str, PublicTaskResult] | None = None) -> CheckOutcome:
     """Run the public tests against ``package`` and check the quiz's format.
 
     Args:
@@ -90,6 +92,9 @@ def run_public_tests(assignment: Assignment, package: Path, selected: list[str] 
         worker: A warm worker to run the session on and keep (default: one started and closed for this check).
         cell_map: For a notebook, where each line of the extracted files comes from: every location in them is
             then said as a cell and its line (None: files and lines, as for a package).
+        earlier: A ``--watch`` re-run's last results, by task: those of the tasks not checked now are kept
+            (:attr:`CheckOutcome.earlier`), so a task that uses one that hung is held back at once, with the line a
+            cold check gives it, and the next step counts them.
 
     Returns:
         Per-task outcomes, import problems and the quiz format check.
@@ -98,6 +103,7 @@ def run_public_tests(assignment: Assignment, package: Path, selected: list[str] 
     outcome = CheckOutcome(package=shown or package, cell_map=cell_map)
     chosen = [t for t in assignment.tasks if selected is None or t.id in selected]
     outcome.tasks = [PublicTaskResult(t.id) for t in chosen]
+    outcome.earlier = [result for task, result in (earlier or {}).items() if task not in {t.id for t in chosen}]
     _check_quiz(assignment, package, outcome)
     if chosen:
         own = worker is None
@@ -171,7 +177,7 @@ class _Run:
                 "broken": self.broken, "selected": self.selected, "skip": sorted(self.done),
                 "task_order": [t.id for t in self.assignment.tasks], "limits": limits, "jobs": self.jobs,
                 "upstream": {task: upstream_tasks(self.assignment, task) for task in self.selected},
-                "hung": sorted(result.task for result in self.outcome.tasks if result.count("timeout")),
+                "hung": sorted(result.task for result in self.outcome.latest if result.count("timeout")),
                 "cell_map": self.outcome.cell_map.to_data() if self.outcome.cell_map is not None else None}
 
     def _attempt(self) -> bool:

@@ -132,15 +132,15 @@ def check_and_print(assignment: Assignment, prepared: PreparedSubmission, select
                     remind: bool = True, live: bool = False) -> CheckOutcome:
     """One check as ``grader check`` prints it: the intake's notes, the header, each task's line, the footer
     (its next steps worded for ``invocation``, how the student ran it; ``earlier``: a re-run's last results of the
-    tasks it does not check, for the next step; ``live``: ``write`` goes to a terminal, see Printer). A watch's
-    re-run says neither the choice of what is checked (``choice``: unless it changed) nor the reminder about hidden
-    tests (``remind``) again."""
+    tasks it does not check, for the next step and for the tasks that use one that hung, held back at once;
+    ``live``: ``write`` goes to a terminal, see Printer). A watch's re-run says neither the choice of what is
+    checked (``choice``: unless it changed) nor the reminder about hidden tests (``remind``) again."""
     write("".join(f"note: {note}\n" for note in prepared.notes(choice=choice)))
-    printer = Printer(assignment, write, verbose=verbose, invocation=invocation, earlier=earlier, remind=remind,
-                      live=live)
+    printer = Printer(assignment, write, verbose=verbose, invocation=invocation, remind=remind, live=live)
     printer.header(CheckOutcome(package=prepared.shown))
     return run_public_tests(assignment, prepared.package_dir, selected=selected, listener=printer,
-                            shown=prepared.shown, refused=prepared.refused, worker=worker, cell_map=prepared.cell_map)
+                            shown=prepared.shown, refused=prepared.refused, worker=worker, cell_map=prepared.cell_map,
+                            earlier=earlier)
 
 
 def watch_and_check(assignment: Assignment, path: Path | None, selected: list[str] | None, write: Write,

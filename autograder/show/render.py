@@ -60,6 +60,8 @@ class Rendered:
             (their probe's code did not change).
         left_out: For the instructor, one line per known mistake the diagnosis could not use (stale, or not
             importing: ``Diagnoser.left_out``); never on the page.
+        choice: The intake's sentence on what was drawn when a package stands beside a notebook
+            (``PreparedSubmission.choice``; empty when there was no choice to make).
     """
 
     folder: Path
@@ -71,6 +73,7 @@ class Rendered:
     reading: list[str] = field(default_factory=list)
     redrawn: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
+    choice: str = ""
 
     @property
     def drawn(self) -> int:
@@ -90,10 +93,16 @@ class Rendered:
         return (f"{self.drawn} of {len(self.panels)} figures drawn" + (f", {wrong} with a ✗" if wrong else "")
                 + (f" ({details})" if details else "") + f" in {self.seconds:.1f} s")
 
-    def terminal_lines(self, headline: str) -> str:
+    def terminal_lines(self, headline: str, choice: bool = True) -> str:
         """What a terminal prints of the page: the run's notes (a module that cannot be imported, with its file and
-        line, as the page and a notebook list them), ``headline`` (the summary) and the page's path."""
-        notes = "".join(f"note: {note}\n" for note in self.outcome.notes)
+        line, as the page and a notebook list them), ``headline`` (the summary) and the page's path.
+
+        Args:
+            headline: The summary line.
+            choice: Whether to say the intake's choice of what was drawn (a watch says it again only when it
+                changes; the page always says it).
+        """
+        notes = "".join(f"note: {note}\n" for note in (self.outcome.notes if choice else self.outcome.notes_again))
         return f"{notes}{headline}\npage: {self.page}\n"
 
 
@@ -193,7 +202,8 @@ def _render(spec: Assignment, prepared: PreparedSubmission, out: Path | str | No
     page = write_page(folder, render_page(info, panels, beside))
     return Rendered(folder=folder, page=page, panels=panels, outcome=outcome,
                     seconds=round(time.monotonic() - started, 2), expected=beside, reading=prepared.reading,
-                    redrawn=[panel.figure.name for panel in panels if panel.figure.name in redrawn], left_out=left_out)
+                    redrawn=[panel.figure.name for panel in panels if panel.figure.name in redrawn], left_out=left_out,
+                    choice=prepared.choice)
 
 
 def _cache(folder: Path, spec: Assignment, catalog: Catalog, prepared: PreparedSubmission) -> FigureCache:

@@ -68,8 +68,9 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path | Prep
         printed: list[str] = []
         broken = _imports(jobs, prepared, printed, cache)
         probes = _serve(jobs, prepared, broken, printed, on_result, cache)
-        notes = prepared.notes(ignored=False)
-        notes += prepared.import_notes(broken)
+        imports = prepared.import_notes(broken)
+        notes = prepared.notes(ignored=False) + imports
+        notes_again = prepared.notes(ignored=False, choice=False) + imports
         isolation = describe_isolation(zygotes)["tier"]
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -77,7 +78,8 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path | Prep
             stop_workers(zygotes)
     limit = assignment.max_output_bytes
     text = "\n".join(printed)
-    return RunOutcome(probes=probes, notes=notes, printed=text[:limit] + ("\n[truncated]" if len(text) > limit else ""),
+    return RunOutcome(probes=probes, notes=notes, notes_again=notes_again,
+                      printed=text[:limit] + ("\n[truncated]" if len(text) > limit else ""),
                       isolation=isolation, seconds=round(time.monotonic() - started, 2))
 
 

@@ -34,7 +34,7 @@ def watch_and_show(assignment: Assignment, path: Path | None, out: Path | None, 
         assignment: The assignment.
         path: The student's work as ``grader show`` takes it (None: the current folder).
         out: The page's folder (None: the default beside the work).
-        write: Writes text.
+        write: Writes text (a redraw says the intake's choice of what is drawn only when it changed).
         expected: Place the expected figures beside the student's (None: as the assignment says).
         poll: Seconds between two looks at the files.
         on_page: Called with the page once the first render wrote it (``--open``).
@@ -42,11 +42,11 @@ def watch_and_show(assignment: Assignment, path: Path | None, out: Path | None, 
             session.
     """
     workers = start_workers(assignment)  # kept between saves: a re-run pays no interpreter or torch start
-    said: set[str] = set()
+    warned: set[str] = set()
 
     def warn_once(rendered: Rendered) -> None:
-        new = [line for line in rendered.left_out if line not in said]
-        said.update(new)
+        new = [line for line in rendered.left_out if line not in warned]
+        warned.update(new)
         if new and warn is not None:
             warn(new)
 
@@ -55,6 +55,7 @@ def watch_and_show(assignment: Assignment, path: Path | None, out: Path | None, 
         stamps = file_stamps(files)  # before the first render: a save while it runs is a save
         rendered = render_work(assignment, path, out, expected=expected, zygotes=workers)
         write(rendered.terminal_lines(f"{assignment.name}: {rendered.summary()}"))
+        said = rendered.choice  # said once per session, and again only when it changes (as grader check --watch)
         warn_once(rendered)
         if on_page is not None:
             on_page(rendered.page)
@@ -67,7 +68,8 @@ def watch_and_show(assignment: Assignment, path: Path | None, out: Path | None, 
             except GraderError as exc:  # e.g. a notebook caught half-written: say so, keep watching
                 write(f"{exc}\n")
                 continue
-            write(rendered.terminal_lines(redrawn_line(rendered)))
+            write(rendered.terminal_lines(redrawn_line(rendered), choice=rendered.choice != said))
+            said = rendered.choice
             warn_once(rendered)
     except KeyboardInterrupt:
         write("\nstopped watching\n")

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import shutil
 import sqlite3
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,7 +26,7 @@ from autograder.gradebook.store import Outcome
 from autograder.reports.results import GradeReport, TaskResult
 from autograder.show.render import declares_figures
 from autograder.spec.assignment import Assignment, load_assignment
-from autograder.spec.mutation import apply_mutation, load_mutations
+from autograder.spec.mutation import apply_mutation, diagnosable_mistakes, load_mutations
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -240,3 +243,62 @@ def test_resume_draws_missing_or_stale_figures_without_regrading(figures_class: 
     assert json.loads(stamp.read_text())["digest"] == before["carol"][2]
     assert (feedback / "bob-figures" / "index.html").stat().st_mtime_ns == untouched
     assert 'href="alice-figures/index.html"' in (feedback / "alice.html").read_text()
+
+
+LEFT_OUT = '''
+[[mutation]]
+id = "copy_rows_from_a_helper"
+task = "weight_copy"
+hint = "Your copy takes its rows from a helper."
+
+[[mutation.edits]]
+file = "modules.py"
+old = "import math\\n"
+new = "import math\\n\\nROWS = first_rows()\\n"
+
+[[mutation.edits]]
+file = "modules.py"
+old = "pairs = [(stacked.out_proj.weight, split.out_proj.weight), (stacked.out_proj.bias, split.out_proj.bias)]"
+new = "pairs = [(stacked.out_proj.weight, split.out_proj.weight)] * ROWS"
+
+[[mutation]]
+id = "copy_from_an_older_reference"
+task = "weight_copy"
+hint = "Your copy is of an older layout."
+file = "modules.py"
+old = "this text is no longer in the reference"
+new = "pass"
+'''
+
+
+@pytest.mark.slow
+def test_the_figures_diagnosis_says_the_mistakes_it_left_out_once_per_run_on_stderr(tmp_path: Path) -> None:
+    """Two students whose stacked-and-split figure shows a ✗: its diagnosis tries the known mistakes of weight_copy
+    too, which grading's judge never tries (their weight_copy passes). One of them does not import and one is
+    stale: the run says each once, on stderr, with the line ``grader grade`` and ``grader show`` say
+    (``warn_left_out_mistakes``), however many students' figures met it."""
+    a2 = load_assignment("assignment2")
+    root = tmp_path / "assignments" / "assignment2"
+    shutil.copytree(a2.root, root, ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "reference_solutions").symlink_to(a2.reference.parent)
+    mistakes = root / "hidden" / "mistakes" / "modules.toml"
+    mistakes.write_text(mistakes.read_text(encoding="utf-8") + LEFT_OUT, encoding="utf-8")
+    line = mistakes.read_text().splitlines().index('id = "copy_rows_from_a_helper"') + 1
+    reversed_heads = next(m for m in load_mutations(a2, "mistakes") if m.id == "stacked_reversed_heads")
+    for student in ("alice", "bob"):
+        apply_mutation(a2.reference, reversed_heads, tmp_path / "subs" / student / "assignment2")
+    env = {**os.environ, "GRADER_ASSIGNMENTS": str(tmp_path / "assignments")}
+    run = subprocess.run([sys.executable, "-m", "autograder.cli", "grade-all", "assignment2", str(tmp_path / "subs"),
+                          "--jobs", "1", "--gradebook", str(tmp_path / "g.db"), "--feedback", str(tmp_path / "fb"),
+                          "--figures"], capture_output=True, text=True, timeout=900, env=env)
+    assert run.returncode == 0, run.stderr
+    assert "figures: 2 pages" in run.stdout, run.stdout
+    stale = diagnosable_mistakes(load_assignment("assignment2", tmp_path / "assignments"))[1]
+    assert len(stale) == 1 and "copy_from_an_older_reference" in stale[0]
+    does_not_import = (f"{mistakes}:{line}: mutation 'copy_rows_from_a_helper' does not import: modules.py, line 9: "
+                       f"NameError: name 'first_rows' is not defined; a mistake or variant is code a student could "
+                       f"run: fix its new text")
+    warnings = [text for text in run.stderr.splitlines() if text.startswith("warning: ")]
+    assert warnings == [f"warning: {text}; until then no student is told this mistake's hint (`grader verify "
+                        f"assignment2` refuses it)" for text in [*stale, does_not_import]], run.stderr
+    assert "Traceback" not in run.stderr

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_check_robustness import REPO, copy_assignment, work_from_reference  # beside these tests
+from test_check_robustness import REPO, copy_assignment, inject, work_from_reference  # beside these tests
 
 from autograder.public.outcome import CheckOutcome
 from autograder.public.render import Printer
@@ -222,6 +222,46 @@ def test_watch_says_the_choice_of_work_and_the_hidden_tests_once_and_the_choice_
         edit(package / "attention.py", *BROKEN_MASK)
         again = rerun()
         assert again.count(both) == 1 and REMINDER not in again, again
+        stop_watching(process, lines)
+    finally:
+        process.kill()
+    assert "Traceback" not in process.stderr.read()
+
+
+HELD = "multi_head_attention   -/-  not checked: it uses attention, which hung: fix that first\n"
+
+
+@pytest.mark.slow
+def test_a_save_of_a_task_that_uses_a_task_that_hung_does_not_wait_out_the_loop_again(tmp_path: Path) -> None:
+    """scaled_dot_product_attention loops: the first check says that multi_head_attention is not checked because
+    attention hung. A save that changes only MultiHeadAttention re-runs multi_head_attention alone; knowing from the
+    watch's last results that attention hung, it is held back at once, with the cold check's line (it waited out
+    the loop again, one wall clock per test, and said each test did not finish). A save that changes attention
+    re-runs it, and waits for it again."""
+    env = copy_assignment("assignment3", tmp_path)
+    manifest = tmp_path / "assignments" / "assignment3" / "assignment.toml"
+    manifest.write_text(re.sub(r"public_timeout = \d+\n", "public_timeout = 1\n", manifest.read_text(), 1))
+    package = work_from_reference("assignment3", tmp_path)
+    inject(package / "attention.py", "def scaled_dot_product_attention(", "while True:\n    pass")
+    process = subprocess.Popen([sys.executable, "-m", "autograder.cli", "check", "assignment3", str(package),
+                                "--watch", "--task", "attention", "--task", "multi_head_attention"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        lines = Lines(process.stdout)
+        first = "".join(lines.until(r"^watching the 6 files of .* for saves"))
+        assert HELD in first and re.search(r"^attention +0/5  failed$", first, re.M), first
+        cold_next = re.findall(r"^Next: .*$", first, re.M)
+        edit(package / "attention.py", "return self.out_proj(merge_heads(out))",
+             "return self.out_proj(merge_heads(out) + 0)")
+        assert lines.until(r"saved")[-1] == "attention.py saved: re-running multi_head_attention\n"
+        rerun = "".join(lines.until(r"^Next: "))
+        assert HELD in rerun and "did not finish" not in rerun and "still running" not in rerun, rerun
+        assert re.findall(r"^Next: .*$", rerun, re.M) == cold_next, rerun
+        edit(package / "attention.py", "while True:", "while False:")  # attention is re-run: it is waited for
+        assert lines.until(r"saved")[-1] == "attention.py saved: re-running attention, multi_head_attention\n"
+        fixed = "".join(lines.until(r"^Next: "))
+        assert re.search(r"^attention +5/5  passed$", fixed, re.M), fixed
+        assert re.search(r"^multi_head_attention +5/5  passed$", fixed, re.M), fixed
         stop_watching(process, lines)
     finally:
         process.kill()
