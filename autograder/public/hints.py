@@ -87,7 +87,7 @@ def dependency_hints(assignment: Assignment, outcome: CheckOutcome, result: Publ
     never names code the test did not reach."""
     if result.status != "failed":
         return []
-    status = {t.task: t.status for t in outcome.tasks}
+    status = {t.task: t.status for t in outcome.latest}  # a --watch re-run: the tasks it did not re-run count too
 
     def wrong(*statuses: str) -> Callable[[str], bool]:
         return lambda other: status.get(other) in statuses and _reached(assignment, result, other)

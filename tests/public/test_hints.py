@@ -42,6 +42,17 @@ def test_a_method_counts_for_its_class_and_a_not_implemented_test_counts_too():
         ["may be caused by multi_head_attention, which fails: fix that first"]
 
 
+def test_a_watch_reruns_hint_counts_the_last_result_of_a_used_task_it_did_not_rerun():
+    """A --watch save of MultiHeadAttention alone re-runs its task only: causal_mask, failing at the last check,
+    is still named as a cold check of the same code names it."""
+    mask = PublicTaskResult("causal_mask", [outcome.TestResult("t_mask", "failed")], done=True)
+    mha = PublicTaskResult("multi_head_attention", [outcome.TestResult(
+        "t_mha", "failed", frames=["attention.MultiHeadAttention.forward", "attention.causal_mask"])], done=True)
+    rerun = CheckOutcome(Path("."), [mha], earlier=[mask])
+    assert dependency_hints(A3, rerun, mha) == dependency_hints(A3, CheckOutcome(Path("."), [mask, mha]), mha) == \
+        ["may be caused by causal_mask, which fails: fix that first"]
+
+
 def test_the_walk_of_uses_goes_through_the_tasks_the_caller_has_no_verdict_on():
     attention = {"attention"}.__contains__
     # one step by default (`grader check` has a verdict on every task): tiny_gpt_training uses tiny_gpt only
