@@ -20,6 +20,7 @@ _MISMATCHED = re.compile(r"Mismatched elements: (\d+) / (\d+)")
 _TORCH_GREATEST = re.compile(r"Greatest absolute difference: (\S+) at index (\([^)]*\))(?: \(up to (\S+) allowed\))?")
 _NUMPY_GREATEST = re.compile(r"Max absolute difference(?: among violations)?: (\S+)")
 _ATTRIBUTE = re.compile(r"The values for attribute '(\w+)' do not match: (.+?) != (.+?)\.?$", re.M)
+_TORCH_SIZE = re.compile(r"torch\.Size\(\[([^\]]*)\]\)")  # torch.Size([3, 3]): said as a shape is said, (3, 3)
 _DID_NOT_RAISE = re.compile(r"DID NOT RAISE (.+)$")
 _DUMPED_FRAME = re.compile(r'^\s*File "(.+)", line (\d+) in (\S+)', re.M)  # a frame of faulthandler's stack
 
@@ -305,7 +306,8 @@ def _difference(message: str, name: str, actual: Any, expected: Any) -> list[str
     allowed, or, when the values must be equal, the first element that differs with both values)."""
     attribute = _ATTRIBUTE.search(message)
     if attribute:
-        return [f"{name}: {attribute.group(1)} {attribute.group(2)}, expected {attribute.group(3)}"]
+        got, wanted = (_TORCH_SIZE.sub(_as_tuple, attribute.group(i)) for i in (2, 3))
+        return [f"{name}: {attribute.group(1)} {got}, expected {wanted}"]
     shape = _shape(actual)
     lines = [f"{name}" + (f" (shape {shape})" if shape else "") + " differs from the expected values"]
     mismatched = _MISMATCHED.search(message)
@@ -361,9 +363,18 @@ def _first_difference(actual: Any, expected: Any) -> str:
         import numpy as np
 
         index = tuple(int(i) for i in np.argwhere(np.asarray(actual != expected))[0])
-        return f"the first at index {index}: got {_element(actual[index])}, expected {_element(expected[index])}"
+        got, wanted = _element(actual[index]), _element(expected[index])
     except Exception:  # noqa: BLE001 - shapes that differ, values that are not arrays
         return ""
+    nan = " (NaN equals nothing, itself included: no tensor holding a NaN is equal to another)" \
+        if got == wanted == "nan" else ""
+    return f"the first at index {index}: got {got}, expected {wanted}{nan}"
+
+
+def _as_tuple(size: re.Match) -> str:
+    """``torch.Size([3, 3])`` as ``(3, 3)`` (``(3,)`` for one dimension), the way every shape is said here."""
+    dims = [d.strip() for d in size.group(1).split(",") if d.strip()]
+    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
 
 
 def _element(value: Any) -> str:
