@@ -226,6 +226,20 @@ def test_the_student_pyproject_declares_no_instructor_or_dev_extras(release: Pat
     assert "torch==" in text and "pytest" in text
 
 
+def test_the_version_is_one_fact_that_the_grader_and_its_releases_read(release: Path) -> None:
+    """``autograder.__version__`` (part of every grade's fingerprint and figure cache key) is what pip installs:
+    both project files read it from there, so a bump cannot leave the installed version behind."""
+    import importlib.metadata
+
+    import autograder
+
+    for project in (Path(autograder.__file__).parents[1], release / "assignment3-student"):
+        text = (project / "pyproject.toml").read_text()
+        assert 'dynamic = ["version"]' in text and 'version = { attr = "autograder.__version__" }' in text, project
+        assert not re.search(r"^version\s*=\s*\"", text, re.M), project  # no literal version besides
+    assert importlib.metadata.version("transformer-autograder") == autograder.__version__
+
+
 # -- the Gradescope autograder -------------------------------------------------------------------------
 
 
