@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from autograder.judge.scoring import task_feedback
 from autograder.reports.results import PASSED, CheckResult, GradeReport, TaskResult
 from autograder.spec.assignment import Assignment
 from autograder.spec.late import Lateness
@@ -36,7 +37,7 @@ def render_gradescope(report: GradeReport, spec: Assignment | None = None, late:
             "score": task.score,
             "max_score": task.max_score,
             "status": "passed" if task.status == PASSED else "failed",
-            "output": "\n".join([task.feedback] + [_line(c) for c in shown]),
+            "output": "\n".join([_summary(task, shown)] + [_line(c) for c in shown]),
             "visibility": visibility,
         })
         tests += _separate_checks(task, own, visibility, len(tests))
@@ -58,6 +59,16 @@ def render_gradescope(report: GradeReport, spec: Assignment | None = None, late:
         "stdout_visibility": spec.stdout_visibility if spec else "hidden",
         "tests": tests,
     }, indent=2) + "\n"
+
+
+def _summary(task: TaskResult, shown: list[CheckResult]) -> str:
+    """The task's summary over the checks its test shows: the full one names the first problem and a hint,
+    which may be those of a check shown at another time."""
+    if len(shown) == len(task.checks):
+        return task.feedback
+    held = len(task.checks) - len(shown)
+    later = f"{held} check{'s' if held != 1 else ''} of this task {'is' if held == 1 else 'are'} not shown here"
+    return f"{task_feedback(shown)} ({later})" if shown else later[0].upper() + later[1:]
 
 
 def _line(check: CheckResult) -> str:

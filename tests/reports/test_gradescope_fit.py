@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from autograder.errors import AssignmentError, SubmissionError
+from autograder.judge.scoring import score_task
 from autograder.reports.gradescope import render_gradescope
 from autograder.reports.results import CheckResult, GradeReport, TaskResult
 from autograder.spec.assignment import load_assignment
@@ -55,6 +56,27 @@ def test_visibility_per_task_and_check(tmp_path: Path) -> None:
     assert results["score"] == 3.5  # the unscored test adds nothing
     plain = json.loads(render_gradescope(_report()))
     assert {t["visibility"] for t in plain["tests"]} == {"visible"} and plain["stdout_visibility"] == "hidden"
+
+
+def test_a_hidden_check_is_not_in_its_visible_task_summary(tmp_path: Path) -> None:
+    """The task's summary names its first problem and hint: computed over the shown checks only, or a hidden
+    check's description, values and hint would be shown with the visible test."""
+    spec = _spec(tmp_path, "")
+    rows = dataclasses.replace(spec.tasks[1], check_visibility=(("row_sums.large", "hidden"),))
+    spec = dataclasses.replace(spec, tasks=(spec.tasks[0], rows))
+    large = CheckResult("row_sums.large", "large inputs", 1.0, "failed", "wrong for n=1000", hint="use n")
+    values = CheckResult("row_sums.values", "values", 1.0, "passed")
+    for checks in ([large, values], [values, large]):
+        report = GradeReport("mini", "sub", 1.0, 3.0, [score_task("row_sums", "Row sums", 3.0, checks)])
+        visible, hidden = json.loads(render_gradescope(report, spec))["tests"]
+        assert "large inputs" not in visible["output"] and "n=1000" not in visible["output"]
+        assert "use n" not in visible["output"] and visible["visibility"] == "visible"
+        assert visible["output"].startswith("all 1 checks passed") and visible["score"] == 1.5
+        assert "wrong for n=1000" in hidden["output"] and hidden["visibility"] == "hidden"
+    every = dataclasses.replace(rows, check_visibility=(("row_sums.large", "hidden"), ("row_sums.values", "hidden")))
+    report = GradeReport("mini", "sub", 1.0, 3.0, [score_task("row_sums", "Row sums", 3.0, [large, values])])
+    visible, _ = json.loads(render_gradescope(report, dataclasses.replace(spec, tasks=(spec.tasks[0], every))))["tests"]
+    assert visible["output"] == "2 checks of this task are not shown here"
 
 
 def test_visibility_is_validated(tmp_path: Path) -> None:
