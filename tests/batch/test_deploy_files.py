@@ -102,6 +102,19 @@ def test_the_containerfile_builds_the_image_the_manifests_name():
     assert text.index("torch==") < text.index('pip install -e ".[postgres]"')  # the CPU wheel before anything else
 
 
+def test_the_image_holds_every_folder_the_gradescope_autograder_grades_with(tmp_path):
+    """The image grades as the Gradescope bundle does: the student template too (without it the intake cannot tell
+    a filled notebook from the untouched stubs beside it, and the class report groups untouched tasks as similar)."""
+    from autograder.authoring.release import build_gradescope_source
+    from autograder.spec.assignment import load_assignment
+
+    source = build_gradescope_source(load_assignment("assignment3"), tmp_path / "source")
+    folders = {entry.name for entry in source.iterdir() if entry.is_dir()}
+    copied = {Path(s).parts[0] for line in re.findall(r"^COPY (.+)$", (DEPLOY / "kubernetes" / "Containerfile")
+                                                       .read_text(), re.M) for s in line.split()[:-1]}
+    assert folders and folders <= copied, folders - copied
+
+
 def test_the_merge_is_applied_only_after_a_successful_wait():
     texts = {"docs/BATCH.md": BATCH, **{f"deploy/kubernetes/{p.name}": p.read_text()
                                         for p in (DEPLOY / "kubernetes").glob("*.yaml")}}
