@@ -50,7 +50,7 @@ def render_gradescope(report: GradeReport, spec: Assignment | None = None, late:
             line += f" Score before the penalty {report.score:g}, after it {score:g}."
         output = line + ("\n" + output if output else "")
     if report.student_output:
-        output += ("\n\n" if output else "") + "Your code printed:\n" + report.student_output
+        output += ("\n\n" if output else "") + _printed(report, tests, spec.visibility if spec else "visible")
     return json.dumps({
         "score": score,
         "execution_time": report.seconds,
@@ -59,6 +59,15 @@ def render_gradescope(report: GradeReport, spec: Assignment | None = None, late:
         "stdout_visibility": spec.stdout_visibility if spec else "hidden",
         "tests": tests,
     }, indent=2) + "\n"
+
+
+def _printed(report: GradeReport, tests: list[dict[str, Any]], visibility: str) -> str:
+    """What the student's code printed, shown with the whole result (at its ``visibility``) only when no test is
+    shown later than the result: output printed during such a test could show that test's inputs."""
+    if all(test["visibility"] in ("visible", visibility) for test in tests):
+        return "Your code printed:\n" + report.student_output
+    return ("Your code printed output while it was graded; it is not shown here, because some tests are shown "
+            "later or not at all and what is printed during them could show their inputs.")
 
 
 def _summary(task: TaskResult, shown: list[CheckResult]) -> str:

@@ -79,6 +79,19 @@ def test_a_hidden_check_is_not_in_its_visible_task_summary(tmp_path: Path) -> No
     assert visible["output"] == "2 checks of this task are not shown here"
 
 
+def test_what_the_code_printed_is_shown_only_when_every_test_is_shown_with_the_result(tmp_path: Path) -> None:
+    """A student can print a check's inputs: printed during a hidden check (or task), they would be shown at once."""
+    spec = _spec(tmp_path, "")
+    report = dataclasses.replace(_report(), student_output="--- output during row_sums.large\nx = [1000.0, 3.0]")
+    assert "x = [1000.0, 3.0]" in json.loads(render_gradescope(report, spec))["output"]
+    for hidden in (dataclasses.replace(spec.tasks[1], visibility="after_due_date"),
+                   dataclasses.replace(spec.tasks[1], check_visibility=(("row_sums.large", "hidden"),))):
+        results = json.loads(render_gradescope(report, dataclasses.replace(spec, tasks=(spec.tasks[0], hidden))))
+        assert "1000.0" not in json.dumps(results) and "it is not shown here" in results["output"]
+    later = _spec(tmp_path / "later", '\n[gradescope]\nvisibility = "after_published"\n')
+    assert "x = [1000.0, 3.0]" in json.loads(render_gradescope(report, later))["output"]  # no test comes later
+
+
 def test_visibility_is_validated(tmp_path: Path) -> None:
     with pytest.raises(AssignmentError, match="visibility must be one of visible, hidden, after_due_date"):
         _spec(tmp_path, '\n[gradescope]\nvisibility = "later"\n')
@@ -91,6 +104,18 @@ def test_late_penalty_in_results_json() -> None:
     assert results["score"] == pytest.approx(2.8)
     assert results["output"].startswith("Lateness: 1 d 6 h late (2 days counted): -20%. Score before the penalty "
                                         "3.5, after it 2.8.")
+
+
+def test_the_log_line_says_the_penalised_score_too() -> None:
+    """run_autograder's log says the raw score; with a penalty, also the one results.json holds."""
+    from autograder.cli.grade import score_line
+
+    due = datetime(2026, 12, 1, 23, 0, tzinfo=timezone.utc)
+    assert score_line(_report()) == "mini: 3.5 / 5"
+    assert score_line(_report(), lateness(due, due, LatePolicy(rate=0.1))) == "mini: 3.5 / 5"
+    late = lateness(due + timedelta(hours=30), due, LatePolicy(rate=0.1))
+    assert score_line(_report(), late) == ("mini: 3.5 / 5 (2.8 after the late penalty: 1 d 6 h late (2 days "
+                                           "counted): -20%)")
 
 
 def test_grade_reads_gradescope_metadata_only_with_a_late_policy(tmp_path: Path) -> None:
