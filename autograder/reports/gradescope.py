@@ -37,7 +37,7 @@ def render_gradescope(report: GradeReport, spec: Assignment | None = None, late:
             "score": task.score,
             "max_score": task.max_score,
             "status": "passed" if task.status == PASSED else "failed",
-            "output": "\n".join([_summary(task, shown)] + [_line(c) for c in shown]),
+            "output": _output(_summary(task, shown), shown),
             "visibility": visibility,
         })
         tests += _separate_checks(task, own, visibility, len(tests))
@@ -80,11 +80,23 @@ def _summary(task: TaskResult, shown: list[CheckResult]) -> str:
     return f"{task_feedback(shown)} ({later})" if shown else later[0].upper() + later[1:]
 
 
-def _line(check: CheckResult) -> str:
+def _output(lead: str, checks: list[CheckResult]) -> str:
+    """A test's output: ``lead`` (may be empty), then one line per check, each distinct hint once (after the first
+    line that has it, the summary included), as the feedback files show hints: one mistake failing 12 checks
+    reads as one mistake, not as 12 copies of its hint."""
+    said = {check.hint for check in checks if check.hint and f"Hint: {check.hint}" in lead}
+    lines = [lead] if lead else []
+    for check in checks:
+        lines.append(_line(check, hint=check.hint not in said))
+        said.add(check.hint)
+    return "\n".join(lines)
+
+
+def _line(check: CheckResult, hint: bool = True) -> str:
     mark = "passed" if check.passed else check.status
     detail = f": {check.message}" if check.message else ""
-    hint = f" Hint: {check.hint}" if check.hint else ""
-    return f"[{mark}] {check.description}{detail}{hint}"
+    said = f" Hint: {check.hint}" if check.hint and hint else ""
+    return f"[{mark}] {check.description}{detail}{said}"
 
 
 def _separate_checks(task: TaskResult, own: dict[str, str], visibility: str, numbered: int) -> list[dict[str, Any]]:
@@ -98,6 +110,6 @@ def _separate_checks(task: TaskResult, own: dict[str, str], visibility: str, num
     return [{"name": f"{task.id}: {task.title} ({wanted.replace('_', ' ')} checks)",
              "number": str(numbered + index),
              "status": "passed" if all(c.passed for c in checks) else "failed",
-             "output": "\n".join(_line(c) for c in checks),
+             "output": _output("", checks),
              "visibility": wanted}
             for index, (wanted, checks) in enumerate(sorted(groups.items()), start=1)]

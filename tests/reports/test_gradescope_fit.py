@@ -92,6 +92,17 @@ def test_what_the_code_printed_is_shown_only_when_every_test_is_shown_with_the_r
     assert "x = [1000.0, 3.0]" in json.loads(render_gradescope(report, later))["output"]  # no test comes later
 
 
+def test_a_hint_is_said_once_per_test() -> None:
+    """One mistake failing every check of a task reads as one mistake (as in the feedback files), not as one copy
+    of its hint per check; a second, different hint is said too."""
+    checks = [CheckResult(f"row_sums.c{i}", f"check {i}", 1.0, "failed", f"wrong {i}", hint="Sum over the last axis.")
+              for i in range(4)] + [CheckResult("row_sums.c4", "check 4", 1.0, "failed", "wrong 4", hint="Keep dims.")]
+    report = GradeReport("mini", "sub", 0.0, 3.0, [score_task("row_sums", "Row sums", 3.0, checks)])
+    output = json.loads(render_gradescope(report))["tests"][0]["output"]
+    assert output.count("Sum over the last axis.") == 1 and output.count("Keep dims.") == 1
+    assert [line.split(":")[0] for line in output.splitlines()[1:]] == [f"[failed] check {i}" for i in range(5)]
+
+
 def test_visibility_is_validated(tmp_path: Path) -> None:
     with pytest.raises(AssignmentError, match="visibility must be one of visible, hidden, after_due_date"):
         _spec(tmp_path, '\n[gradescope]\nvisibility = "later"\n')
