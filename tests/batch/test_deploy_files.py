@@ -4,6 +4,7 @@ test_slurm.py)."""
 from __future__ import annotations
 
 import re
+import shutil
 import stat
 import subprocess
 from pathlib import Path
@@ -198,6 +199,20 @@ def test_submit_refuses_in_one_line_before_queueing_anything(tmp_path, args, wit
                             text=True)
     assert result.returncode == 2 and result.stderr.startswith(f"error: {message}"), result.stderr
     assert len(result.stderr.splitlines()) == 1 and not (tmp_path / "sbatch.calls").exists()
+
+
+def test_submit_without_slurm_says_so_in_one_line_and_writes_nothing(tmp_path):
+    course, env = _course(tmp_path)
+    (tmp_path / "bin" / "sbatch").unlink()
+    tools = tmp_path / "tools"  # what submit.sh runs, without the machine's own Slurm client
+    tools.mkdir()
+    for tool in ("bash", "env", "dirname", "realpath", "mkdir", "date", "sed"):
+        (tools / tool).symlink_to(shutil.which(tool))
+    env["PATH"] = f"{tmp_path / 'bin'}:{tools}"
+    result = subprocess.run([str(DEPLOY / "slurm" / "submit.sh")], cwd=course, env=env, capture_output=True, text=True)
+    assert result.returncode == 2 and result.stderr == (
+        "error: sbatch not found on PATH: run submit.sh on a machine that submits Slurm jobs (a login node)\n")
+    assert sorted(p.name for p in course.iterdir()) == ["submissions"]
 
 
 @pytest.mark.parametrize("script", ["grade-array.sh", "merge.sh"])
