@@ -101,3 +101,61 @@ def test_the_checker_finds_a_stale_name(tmp_path):
                                     "docs/_probe_of_the_checker.md:1: autograder.quiz_cues"]
     finally:
         doc.unlink()
+
+
+# ``--option a|b|c`` in a code span (``\|`` in a table): the choices a doc lists for an option of the CLI.
+_CHOICES = re.compile(r"(?P<option>--[a-z][a-z-]*) (?P<choices>[a-z0-9_]+(?:\\?\|[a-z0-9_]+)+)")
+
+
+def _cli_choices() -> dict[str, list[set[str]]]:
+    """Each option of every ``grader`` command (and subcommand) that takes a choice: its choice sets."""
+    import click
+
+    from autograder.cli import main
+
+    found: dict[str, list[set[str]]] = {}
+
+    def visit(command: click.Command) -> None:
+        for param in command.params:
+            if isinstance(param.type, click.Choice):
+                for name in param.opts:
+                    found.setdefault(name, []).append(set(param.type.choices))
+        for sub in getattr(command, "commands", {}).values():
+            visit(sub)
+
+    visit(main)
+    return found
+
+
+def stale_choices(doc: Path, cli: dict[str, list[set[str]]]) -> list[str]:
+    """Every ``--option a|b|c`` of the doc whose choices are not those of a ``grader`` option of that name."""
+    problems = []
+    for line, span in _whole_spans(doc):
+        for match in _CHOICES.finditer(span):
+            listed = set(match["choices"].replace("\\|", "|").split("|"))
+            if match["option"] in cli and listed not in cli[match["option"]]:
+                problems.append(f"{doc.relative_to(REPO)}:{line}: {match[0]} (the CLI: "
+                                f"{' or '.join('|'.join(sorted(c)) for c in cli[match['option']])})")
+    return problems
+
+
+def _whole_spans(doc: Path) -> list[tuple[int, str]]:
+    """Each code span of the doc as it is (``_spans`` splits a command line into words)."""
+    text = re.sub(r"```.*?```", lambda m: "\n" * m.group(0).count("\n"), doc.read_text(encoding="utf-8"), flags=re.S)
+    return [(text.count("\n", 0, m.start()) + 1, m.group(1)) for m in _SPAN.finditer(text)]
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda d: d.name)
+def test_every_listed_choice_is_the_clis(doc):
+    assert stale_choices(doc, _cli_choices()) == []
+
+
+def test_the_choice_checker_finds_a_missing_choice(tmp_path):
+    doc = REPO / "docs" / "_probe_of_the_choice_checker.md"
+    try:
+        doc.write_text("| `--layout auto\\|plain\\|gradescope\\|classroom` | how |\n")
+        [problem] = stale_choices(doc, _cli_choices())
+        assert problem.startswith("docs/_probe_of_the_choice_checker.md:1: --layout auto\\|plain\\|gradescope\\|"
+                                  "classroom (the CLI: auto|classroom|gradescope|nbgrader|plain)")
+    finally:
+        doc.unlink()

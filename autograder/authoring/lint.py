@@ -8,7 +8,7 @@ from pathlib import Path
 from autograder.authoring.minimums import Figure, missed_minimums
 from autograder.authoring.mutation_imports import import_problems
 from autograder.errors import AssignmentError, GraderError
-from autograder.probe.checks import checks_file_problems
+from autograder.probe.checks import Check, checks_file_problems
 from autograder.spec.assignment import MANIFEST, Assignment, missing_paths
 from autograder.spec.manifest import location
 from autograder.spec.mutation import combined_problems, read_mutations
@@ -38,11 +38,30 @@ def checks_problems(assignment: Assignment) -> list[str]:
     wherever it names one (a helper shared by several files is reported once); a missing file is
     :func:`declared_path_problems`'."""
     problems: dict[str, None] = {}
-    for task in assignment.tasks:
+    for index, task in enumerate(assignment.tasks):
         if task.checks is not None and task.checks.is_file():
-            _, found = checks_file_problems(task.checks, task.id, assignment.task_ids)
+            checks, found = checks_file_problems(task.checks, task.id, assignment.task_ids)
             problems.update(dict.fromkeys(found))
+            if not found:
+                problems.update(dict.fromkeys(_check_visibility_problems(assignment, index, checks)))
     return list(problems)
+
+
+def _check_visibility_problems(assignment: Assignment, index: int, checks: list[Check]) -> list[str]:
+    """Every name of the task's ``check_visibility`` is one of its checks: a misspelt one would leave the check
+    shown with its task, e.g. a hidden check visible on Gradescope."""
+    task = assignment.tasks[index]
+    names = [check.name for check in checks]
+    manifest = assignment.root / MANIFEST
+    where = location(manifest, manifest.read_text(encoding="utf-8"), "tasks", "check_visibility", index)
+    problems = []
+    for name, _ in task.check_visibility:
+        if name not in names:
+            close = nearest(name, names)
+            fix = f"did you mean {close}?" if close else f"its checks: {', '.join(names)}"
+            problems.append(f"{where}task {task.id!r} check_visibility names {name!r}, which is not a check of "
+                            f"the task (it would be shown with its task) — {fix}")
+    return problems
 
 
 def figure_problems(assignment: Assignment) -> list[str]:

@@ -94,6 +94,8 @@ def template_values(assignment: Assignment) -> dict[str, str]:
         "TORCH_VERSION": torch_version(),
         "STUDENT": f"{assignment.name}-student",
         "GRADESCOPE": f"{assignment.name}-gradescope",
+        "VISIBILITY": assignment.visibility,  # [gradescope]: run_autograder's own result when grading fails
+        "STDOUT_VISIBILITY": assignment.stdout_visibility,
         "SUMMARY_SCRIPT": (TEMPLATES / "grade_summary.py").read_text(encoding="utf-8"),
     }
 

@@ -30,21 +30,25 @@ def discover(root: Path, layout: str, assignment_name: str) -> tuple[list[Entry]
     Layouts: ``plain`` (a subfolder or ``.zip`` per student, named by the student id), ``gradescope`` (an
     unzipped "Export Submissions" folder: ``submission_<n>/`` folders and ``submission_metadata.yml``; the id
     is the submitter's SID, else e-mail, else name, group members joined by ``+``), ``classroom`` (GitHub
-    Classroom's ``<assignment>-<username>`` folders; the id is the username) and ``auto`` (gradescope when
-    the metadata file is present, plain otherwise).
+    Classroom's ``<assignment>-<username>`` folders; the id is the username), ``nbgrader`` (a course's
+    ``submitted/<student>/<assignment>/``) and ``auto`` (gradescope when the metadata file is present, plain
+    otherwise; an nbgrader course is refused, naming the layouts to choose).
 
     Returns:
         The entries sorted by student id, and the names of entries that were not used.
 
     Raises:
-        GraderError: If the folder is missing or holds no submission, the layout is unknown, or two entries claim
-            the same student.
+        GraderError: If the folder is missing or holds no submission, the layout is unknown, two entries claim
+            the same student, or ``auto`` is given an nbgrader course.
     """
     if not root.is_dir():
         raise GraderError(f"submissions folder not found: {root}")
     if layout not in LAYOUTS:
         raise GraderError(f"unknown layout {layout!r} (choose from {', '.join(LAYOUTS)})")
     if layout == "auto":
+        if _is_nbgrader_course(root, assignment_name):
+            raise GraderError(f"{root} is an nbgrader course (submitted/<student>/{assignment_name}/): grade it with "
+                              f"--layout nbgrader, or --layout plain to take each entry of {root} as a student")
         layout = "gradescope" if (root / GRADESCOPE_METADATA).is_file() else "plain"
     if layout == "nbgrader":  # ROOT is an nbgrader course: submitted/<student>/<assignment>/
         from autograder.batch.nbgrader_course import discover as nbgrader_discover
@@ -59,6 +63,16 @@ def discover(root: Path, layout: str, assignment_name: str) -> tuple[list[Entry]
     else:
         pairs = [(_stem(p), p) for p in candidates]
     return _unique(_some(pairs, ignored, f"one folder, .zip or .ipynb per student in {root}")), ignored
+
+
+def _is_nbgrader_course(root: Path, assignment_name: str) -> bool:
+    """Whether ``root`` holds the submissions of an nbgrader course (``submitted/<student>/<assignment>/``): taken
+    as plain, it would be one student named "submitted"; and the nbgrader layout writes the course's gradebook, so
+    it is chosen, never guessed."""
+    from autograder.batch.nbgrader_course import SUBMITTED
+    from autograder.batch.nbgrader_course import discover as nbgrader_discover
+
+    return (root / SUBMITTED).is_dir() and bool(nbgrader_discover(root, assignment_name)[0])
 
 
 def _some(pairs: list[tuple[str, Path]], ignored: list[str], expected: str) -> list[tuple[str, Path]]:

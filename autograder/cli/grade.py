@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,6 +13,9 @@ from autograder.errors import GraderError
 from autograder.spec.assignment import Assignment
 from autograder.spec.late import Lateness
 from autograder.util.targets import output_file
+
+if TYPE_CHECKING:
+    from autograder.reports.results import GradeReport
 
 REPORT_NAMES = {"text": "report.txt", "json": "report.json", "gradescope": "results.json", "junit": "report.xml"}
 
@@ -74,12 +78,21 @@ def grade(assignment: str, submission: Path, fmt: str, output: Path | None, task
         text = RENDERERS[fmt](report)
     if output:
         _write_report(output, text)
-        click.echo(f"{report.assignment}: {report.score:g} / {report.max_score:g}; report written to {output}")
+        click.echo(f"{score_line(report, late if fmt == 'gradescope' else None)}; report written to {output}")
     else:
         click.echo(text, nl=False)
     if fmt != "gradescope" or spec.stdout_visibility == "hidden":  # students may see a Gradescope run's output
         warn_left_out_mistakes(spec, grader.stale_mistakes + grader.unimportable_mistakes)
     exit_without_teardown()
+
+
+def score_line(report: GradeReport, late: Lateness | None = None) -> str:
+    """``assignment3: 75 / 100``, and the score the report holds when a late penalty changed it (the log of a
+    Gradescope run would otherwise say another score than the student sees)."""
+    line = f"{report.assignment}: {report.score:g} / {report.max_score:g}"
+    if late is not None and late.penalty:
+        line += f" ({late.final(report.score):g} after the late penalty: {late.note})"
+    return line
 
 
 def _write_report(output: Path, text: str) -> None:

@@ -47,8 +47,19 @@ def score_task(task_id: str, title: str, points: float, checks: list[CheckResult
         The task result with a one-paragraph feedback summary.
     """
     score = _share(points, sum(c.weight for c in checks if c.passed), checks)
-    status = task_status(checks)
-    return TaskResult(task_id, title, score, points, status, _feedback(status, checks), checks)
+    return TaskResult(task_id, title, score, points, task_status(checks), task_feedback(checks), checks)
+
+
+def task_feedback(checks: list[CheckResult]) -> str:
+    """The one-paragraph summary of a task's checks: how many passed, the first problem and a hint.
+
+    Args:
+        checks: The checks to summarise (at least one).
+
+    Returns:
+        The summary.
+    """
+    return _feedback(task_status(checks), checks)
 
 
 def paying_checks(task: TaskResult) -> list[tuple[str, float]]:

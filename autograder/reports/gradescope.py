@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from autograder.judge.scoring import task_feedback
 from autograder.reports.results import PASSED, CheckResult, GradeReport, TaskResult
 from autograder.spec.assignment import Assignment
 from autograder.spec.late import Lateness
@@ -36,7 +37,7 @@ def render_gradescope(report: GradeReport, spec: Assignment | None = None, late:
             "score": task.score,
             "max_score": task.max_score,
             "status": "passed" if task.status == PASSED else "failed",
-            "output": "\n".join([task.feedback] + [_line(c) for c in shown]),
+            "output": _output(_summary(task, shown), shown),
             "visibility": visibility,
         })
         tests += _separate_checks(task, own, visibility, len(tests))
@@ -49,7 +50,7 @@ def render_gradescope(report: GradeReport, spec: Assignment | None = None, late:
             line += f" Score before the penalty {report.score:g}, after it {score:g}."
         output = line + ("\n" + output if output else "")
     if report.student_output:
-        output += ("\n\n" if output else "") + "Your code printed:\n" + report.student_output
+        output += ("\n\n" if output else "") + _printed(report, tests, spec.visibility if spec else "visible")
     return json.dumps({
         "score": score,
         "execution_time": report.seconds,
@@ -60,11 +61,42 @@ def render_gradescope(report: GradeReport, spec: Assignment | None = None, late:
     }, indent=2) + "\n"
 
 
-def _line(check: CheckResult) -> str:
+def _printed(report: GradeReport, tests: list[dict[str, Any]], visibility: str) -> str:
+    """What the student's code printed, shown with the whole result (at its ``visibility``) only when no test is
+    shown later than the result: output printed during such a test could show that test's inputs."""
+    if all(test["visibility"] in ("visible", visibility) for test in tests):
+        return "Your code printed:\n" + report.student_output
+    return ("Your code printed output while it was graded; it is not shown here, because some tests are shown "
+            "later or not at all and what is printed during them could show their inputs.")
+
+
+def _summary(task: TaskResult, shown: list[CheckResult]) -> str:
+    """The task's summary over the checks its test shows: the full one names the first problem and a hint,
+    which may be those of a check shown at another time."""
+    if len(shown) == len(task.checks):
+        return task.feedback
+    held = len(task.checks) - len(shown)
+    later = f"{held} check{'s' if held != 1 else ''} of this task {'is' if held == 1 else 'are'} not shown here"
+    return f"{task_feedback(shown)} ({later})" if shown else later[0].upper() + later[1:]
+
+
+def _output(lead: str, checks: list[CheckResult]) -> str:
+    """A test's output: ``lead`` (may be empty), then one line per check, each distinct hint once (after the first
+    line that has it, the summary included), as the feedback files show hints: one mistake failing 12 checks
+    reads as one mistake, not as 12 copies of its hint."""
+    said = {check.hint for check in checks if check.hint and f"Hint: {check.hint}" in lead}
+    lines = [lead] if lead else []
+    for check in checks:
+        lines.append(_line(check, hint=check.hint not in said))
+        said.add(check.hint)
+    return "\n".join(lines)
+
+
+def _line(check: CheckResult, hint: bool = True) -> str:
     mark = "passed" if check.passed else check.status
     detail = f": {check.message}" if check.message else ""
-    hint = f" Hint: {check.hint}" if check.hint else ""
-    return f"[{mark}] {check.description}{detail}{hint}"
+    said = f" Hint: {check.hint}" if check.hint and hint else ""
+    return f"[{mark}] {check.description}{detail}{said}"
 
 
 def _separate_checks(task: TaskResult, own: dict[str, str], visibility: str, numbered: int) -> list[dict[str, Any]]:
@@ -78,6 +110,6 @@ def _separate_checks(task: TaskResult, own: dict[str, str], visibility: str, num
     return [{"name": f"{task.id}: {task.title} ({wanted.replace('_', ' ')} checks)",
              "number": str(numbered + index),
              "status": "passed" if all(c.passed for c in checks) else "failed",
-             "output": "\n".join(_line(c) for c in checks),
+             "output": _output("", checks),
              "visibility": wanted}
             for index, (wanted, checks) in enumerate(sorted(groups.items()), start=1)]

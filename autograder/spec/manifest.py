@@ -133,8 +133,9 @@ SCHEMA: tuple[Table, ...] = (
         Key("assets", STRINGS, (), "Files of `hidden/assets/` its checks read through `ctx.assets`."),
         Key("visibility", STRING, "visible", "When Gradescope shows its test: `visible`, `hidden`, `after_due_date` "
             "or `after_published`."),
-        Key("check_visibility", STRING_TABLE, {}, "Check name -> visibility, for checks shown at another time than "
-            "their task."),
+        Key("check_visibility", STRING_TABLE, {}, "Check name (`<task>.<function>`, the task's id and the name of "
+            "the check's function in its checks file) -> visibility, for checks shown at another time than their "
+            "task; `grader verify` refuses a name that is not a check of the task."),
         Key("public_timeout", NUMBER, None, "Wall-clock seconds each of its public tests may take.",
             "`[assignment] public_timeout`"),
     )),

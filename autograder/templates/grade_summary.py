@@ -21,7 +21,9 @@ def shorten(text, limit=CELL_LIMIT):
         if len(kept) + len(sentence) + 1 > limit - 2:
             break
         kept = f"{kept} {sentence}".strip()
-    if not kept:  # the first sentence alone is too long: whole words
+    # Whole sentences that fill less than half the cell (often just "0 of 3 checks passed;"): whole words instead,
+    # so the first problem shows.
+    if len(kept) < limit // 2:
         kept = text[: limit - 2].rsplit(" ", 1)[0] if " " in text[: limit - 2] else text[: limit - 2]
     return kept + " …"
 

@@ -22,6 +22,8 @@ while (($#)); do
     esac
 done
 [[ "$shards" =~ ^[1-9][0-9]*$ ]] || fail "--shards must be a whole number of at least 1, not '$shards'"
+command -v sbatch >/dev/null \
+    || fail "sbatch not found on PATH: run submit.sh on a machine that submits Slurm jobs (a login node)"
 if [[ -n "${GRADER_VENV:-}" ]]; then
     grader="$GRADER_VENV/bin/grader"
 else

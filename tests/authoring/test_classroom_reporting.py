@@ -77,6 +77,23 @@ def test_shorten_never_cuts_a_word(limit: int) -> None:
     assert all(word in words for word in short.removesuffix(" …").split())
 
 
+def test_shorten_keeps_the_first_problem_when_the_first_sentence_is_only_a_count() -> None:
+    """A task's feedback starts with a short count ("0 of 3 checks passed;") and then one long sentence: keeping
+    whole sentences only would show the count alone, so the words of the next one fill at least half the cell."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        from grade_summary import shorten
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    text = ("0 of 3 checks passed; first problem: exact size with every argument given (batch and bytes_per_value "
+            "not the defaults): kv_cache_bytes(3, 5, 7, 11, 13, 17): expected 510510, got 255255 (and 4 more "
+            "problems) Hint: Your size is half the expected one: the cache stores a key and a value per layer, "
+            "head and token, hence a factor 2 " + "and more " * 20)
+    short = shorten(text)
+    assert short.startswith("0 of 3 checks passed; first problem: exact size") and short.endswith(" …")
+    assert 150 <= len(short) <= 300 and all(word in text.split() for word in short.removesuffix(" …").split())
+
+
 def test_workflow_reports_to_classroom_and_fails_on_failing_tests(assignment3: Assignment) -> None:
     text = fill("grade.yml", template_values(assignment3))
     workflow = yaml.safe_load(text)

@@ -63,6 +63,21 @@ def test_a_checks_file_with_a_syntax_error_is_one_line(assignment_copy):
     assert problem.startswith(f"{checks}:") and "SyntaxError" in problem
 
 
+def test_a_misspelt_check_visibility_name_is_named_with_the_near_miss(assignment_copy):
+    """A check_visibility name that is no check of its task would leave that check shown with its task (a
+    "hidden" check visible on Gradescope)."""
+    manifest = assignment_copy.root / "assignment.toml"
+    _edit(manifest, 'checks = "hidden/checks/kv_cache_bytes.py"\n',
+          'checks = "hidden/checks/kv_cache_bytes.py"\ncheck_visibility = { "kv_cache_bytes.all_factor" = "hidden" }\n')
+    [problem] = _problems(assignment_copy)
+    line = manifest.read_text().splitlines().index('check_visibility = { "kv_cache_bytes.all_factor" = "hidden" }') + 1
+    assert problem == (f"{manifest}:{line}: task 'kv_cache_bytes' check_visibility names 'kv_cache_bytes.all_factor', "
+                       f"which is not a check of the task (it would be shown with its task) — did you mean "
+                       f"kv_cache_bytes.all_factors?")
+    _edit(manifest, '"kv_cache_bytes.all_factor"', '"kv_cache_bytes.all_factors"')
+    assert check_authoring(load_assignment("assignment3", root=manifest.parents[1])).ok
+
+
 KNOWN = "(known: float32, deep, exact, angles)"
 
 

@@ -300,6 +300,21 @@ def test_run_autograder_reports_an_ungradable_submission_as_a_zero_with_the_reas
     assert "could not be graded" in results["output"] and "assignment3" in results["output"]
 
 
+def test_an_ungradable_submission_keeps_the_manifests_visibility(assignment3: Assignment, tmp_path: Path) -> None:
+    """The result run_autograder writes when grading did not complete is shown when the manifest says (an exam
+    graded "after_published" does not show a 0 at once), as a graded one would be."""
+    import dataclasses
+
+    from autograder.authoring.release import template_values
+
+    spec = dataclasses.replace(assignment3, visibility="after_published", stdout_visibility="visible")
+    (tmp_path / "source").mkdir()
+    (tmp_path / "source" / "run_autograder").write_text(fill("run_autograder", template_values(spec)))
+    results = _run_autograder(tmp_path)  # no grader in source/: grading fails, the fallback writes the result
+    assert (results["visibility"], results["stdout_visibility"]) == ("after_published", "visible")
+    assert results["score"] == 0 and results["tests"] == []
+
+
 @pytest.mark.slow
 def test_run_autograder_gives_the_reference_full_marks_and_the_template_zero(release: Path, tmp_path: Path,
                                                                              assignment3: Assignment) -> None:

@@ -195,6 +195,18 @@ def test_gradescope_export_ids(tmp_path: Path) -> None:
     assert read_gradescope_metadata(tmp_path / "submission_metadata.yml") == _parse_gradescope_metadata(GRADESCOPE_YAML)
 
 
+def test_auto_refuses_an_nbgrader_course(tmp_path: Path) -> None:
+    """Without --layout nbgrader, a course folder would be one student named "submitted" (graded from the one
+    package it holds, under that id, or not at all): auto names the layout to choose instead."""
+    write_submission(tmp_path / "submitted" / "ada")
+    with pytest.raises(GraderError) as caught:
+        discover(tmp_path, "auto", "mini")
+    assert str(caught.value) == (f"{tmp_path} is an nbgrader course (submitted/<student>/mini/): grade it with "
+                                 f"--layout nbgrader, or --layout plain to take each entry of {tmp_path} as a student")
+    assert [e.student for e in discover(tmp_path, "nbgrader", "mini")[0]] == ["ada"]
+    assert [e.student for e in discover(tmp_path, "plain", "mini")[0]] == ["submitted"]
+
+
 def test_classroom_export_ids(tmp_path: Path) -> None:
     for user in ("octocat", "mona-lisa", "hubot"):
         write_submission(tmp_path / f"transformers-hw3-{user}")

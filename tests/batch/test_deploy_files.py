@@ -4,6 +4,7 @@ test_slurm.py)."""
 from __future__ import annotations
 
 import re
+import shutil
 import stat
 import subprocess
 from pathlib import Path
@@ -102,6 +103,19 @@ def test_the_containerfile_builds_the_image_the_manifests_name():
     assert text.index("torch==") < text.index('pip install -e ".[postgres]"')  # the CPU wheel before anything else
 
 
+def test_the_image_holds_every_folder_the_gradescope_autograder_grades_with(tmp_path):
+    """The image grades as the Gradescope bundle does: the student template too (without it the intake cannot tell
+    a filled notebook from the untouched stubs beside it, and the class report groups untouched tasks as similar)."""
+    from autograder.authoring.release import build_gradescope_source
+    from autograder.spec.assignment import load_assignment
+
+    source = build_gradescope_source(load_assignment("assignment3"), tmp_path / "source")
+    folders = {entry.name for entry in source.iterdir() if entry.is_dir()}
+    copied = {Path(s).parts[0] for line in re.findall(r"^COPY (.+)$", (DEPLOY / "kubernetes" / "Containerfile")
+                                                       .read_text(), re.M) for s in line.split()[:-1]}
+    assert folders and folders <= copied, folders - copied
+
+
 def test_the_merge_is_applied_only_after_a_successful_wait():
     texts = {"docs/BATCH.md": BATCH, **{f"deploy/kubernetes/{p.name}": p.read_text()
                                         for p in (DEPLOY / "kubernetes").glob("*.yaml")}}
@@ -185,6 +199,20 @@ def test_submit_refuses_in_one_line_before_queueing_anything(tmp_path, args, wit
                             text=True)
     assert result.returncode == 2 and result.stderr.startswith(f"error: {message}"), result.stderr
     assert len(result.stderr.splitlines()) == 1 and not (tmp_path / "sbatch.calls").exists()
+
+
+def test_submit_without_slurm_says_so_in_one_line_and_writes_nothing(tmp_path):
+    course, env = _course(tmp_path)
+    (tmp_path / "bin" / "sbatch").unlink()
+    tools = tmp_path / "tools"  # what submit.sh runs, without the machine's own Slurm client
+    tools.mkdir()
+    for tool in ("bash", "env", "dirname", "realpath", "mkdir", "date", "sed"):
+        (tools / tool).symlink_to(shutil.which(tool))
+    env["PATH"] = f"{tmp_path / 'bin'}:{tools}"
+    result = subprocess.run([str(DEPLOY / "slurm" / "submit.sh")], cwd=course, env=env, capture_output=True, text=True)
+    assert result.returncode == 2 and result.stderr == (
+        "error: sbatch not found on PATH: run submit.sh on a machine that submits Slurm jobs (a login node)\n")
+    assert sorted(p.name for p in course.iterdir()) == ["submissions"]
 
 
 @pytest.mark.parametrize("script", ["grade-array.sh", "merge.sh"])
