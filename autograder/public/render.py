@@ -136,9 +136,9 @@ class Printer:
 
 
 def still_running_line(what: StillRunning, cells: CellMap | None = None) -> str:
-    """``… test_x in attention is still running (stopped at 5 s)``, or the same of an import."""
+    """``… test_x in attention is still running (up to 5 s)``, or the same of an import."""
     running = f"{what.test} in {what.task}" if what.task else f"importing {module_words(what.test, cells)}"
-    return f"… {running} is still running (stopped at {what.limit:g} s)"
+    return f"… {running} is still running (up to {what.limit:g} s)"
 
 
 def import_lines(outcome: CheckOutcome, problem: ImportProblem) -> list[str]:

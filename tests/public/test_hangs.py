@@ -124,14 +124,14 @@ def test_a_long_test_is_said_once_on_its_own_line_where_lines_cannot_be_taken_ba
     text = printed(live=False)
     assert "\r" not in text  # a notebook cell or a log keeps every character
     said = [line for line in text.splitlines() if line.startswith("…")]
-    assert said == ["… importing positions.py is still running (stopped at 5 s)",
-                    "… test_attention_worked_example in attention is still running (stopped at 5 s)"]
+    assert said == ["… importing positions.py is still running (up to 5 s)",
+                    "… test_attention_worked_example in attention is still running (up to 5 s)"]
     assert text.index(said[1]) < text.index("attention  ")
 
 
 def test_on_a_terminal_what_still_runs_is_a_status_line_that_leaves_the_lines_of_a_quiet_check() -> None:
     text = printed(live=True)
-    assert "… test_attention_worked_example in attention is still running (stopped at 5 s)" in text
+    assert "… test_attention_worked_example in attention is still running (up to 5 s)" in text
     quiet = "\n".join(line for line in printed(live=False).split("\n") if not line.startswith("…"))
     assert screen(text) == quiet
 
@@ -160,7 +160,8 @@ def run_fake(groups: list[tuple[str, list[Item]]], jobs: int) -> tuple[list[dict
     def run_item(item: Item, _next: Any) -> dict[str, Any]:
         while item.hangs:
             pass
-        return {"task": item.task, "test": item.name, "nodeid": item.nodeid, "status": "passed", "summary": [], "detail": ""}
+        return {"task": item.task, "test": item.name, "nodeid": item.nodeid, "status": "passed", "summary": [],
+                "detail": ""}
 
     started = time.monotonic()
     run_tasks(groups, jobs, lambda item: item.limit, run_item, events.append,
@@ -222,7 +223,7 @@ def test_a_hang_is_said_while_it_runs_and_the_tasks_using_it_are_not_waited_for(
     attention = outcome.task("attention")
     assert len(attention.tests) == 5 and {test.status for test in attention.tests} == {"timeout"}, cold
     for test in attention.tests:  # each test that hung was said to run, once, before its task's line
-        line = f"… {test.test} in attention is still running (stopped at {LIMIT} s)"
+        line = f"… {test.test} in attention is still running (up to {LIMIT} s)"
         assert cold.count(line) == 1 and cold.index(line) < cold.index("\nattention  "), cold
     assert re.search(r"^attention +0/5  failed$", cold, re.M), cold
     for task in ("multi_head_attention", "transformer_block"):
