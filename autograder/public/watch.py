@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 from autograder.public.invocation import Invocation
@@ -128,14 +128,15 @@ def saves(files: list[Path], stamps: dict[Path, tuple[int, int]], poll: float = 
 def check_and_print(assignment: Assignment, prepared: PreparedSubmission, selected: list[str] | None,
                     write: Write, verbose: bool = False, worker: WarmWorker | None = None,
                     invocation: Invocation | None = None,
-                    earlier: dict[str, PublicTaskResult] | None = None, choice: bool = True,
+                    earlier: dict[str, PublicTaskResult] | None = None, said: Collection[str] = (),
                     remind: bool = True, live: bool = False) -> CheckOutcome:
     """One check as ``grader check`` prints it: the intake's notes, the header, each task's line, the footer
     (its next steps worded for ``invocation``, how the student ran it; ``earlier``: a re-run's last results of the
     tasks it does not check, for the next step and for the tasks that use one that hung, held back at once;
-    ``live``: ``write`` goes to a terminal, see Printer). A watch's re-run says neither the choice of what is
-    checked (``choice``: unless it changed) nor the reminder about hidden tests (``remind``) again."""
-    write("".join(f"note: {note}\n" for note in prepared.notes(choice=choice)))
+    ``live``: ``write`` goes to a terminal, see Printer). A watch's re-run says again neither an intake note its
+    last check said (``said``: the choice of what is checked, a file left out; a note that changed is new) nor the
+    reminder about hidden tests (``remind``)."""
+    write("".join(f"note: {note}\n" for note in prepared.notes() if note not in said))
     printer = Printer(assignment, write, verbose=verbose, invocation=invocation, remind=remind, live=live)
     printer.header(CheckOutcome(package=prepared.shown))
     return run_public_tests(assignment, prepared.package_dir, selected=selected, listener=printer,
@@ -171,7 +172,7 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
                                        notebook=is_notebook(prepared.source), tasks=typed_tasks,
                                        verbose=verbose)
             outcome = check_and_print(assignment, prepared, selected, write, verbose, worker, invocation, live=live)
-            said = prepared.choice  # said once per session, and again only when it changes
+            said = prepared.notes()  # each said once per session, and again only when it changes
         known = {result.task: result for result in outcome.tasks}  # each task's latest result
         write(f"\nwatching {describe_watched(files)} for saves (Ctrl-C to stop)\n")
         for changed in saves(files, stamps, poll):
@@ -186,8 +187,8 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
                     continue
                 write(f"\n{saved} saved: re-running {', '.join(tasks) or 'the quiz format check'}\n")
                 outcome = check_and_print(assignment, prepared, tasks, write, verbose, worker, invocation, known,
-                                          choice=prepared.choice != said, remind=False, live=live)
-                said = prepared.choice
+                                          said=said, remind=False, live=live)
+                said = prepared.notes()
                 known.update({result.task: result for result in outcome.tasks})
     except KeyboardInterrupt:
         write("\nstopped watching\n")

@@ -187,7 +187,8 @@ def test_watch_says_the_choice_of_work_and_the_hidden_tests_once_and_the_choice_
         tmp_path: Path) -> None:
     """A package and a notebook beside it that both hold work: the first check says which one is checked, and that
     hidden tests grade too; a re-run after a save says neither again while nothing changed, and the choice again
-    once the notebook holds work anew after it was put back as released."""
+    once the notebook holds work anew after it was put back as released. Every intake note is said so: a file the
+    intake leaves out is said once too."""
     from autograder.authoring.notebook_template import notebook_path
 
     package = work_from_reference("assignment3", tmp_path)
@@ -198,13 +199,15 @@ def test_watch_says_the_choice_of_work_and_the_hidden_tests_once_and_the_choice_
     notebook = package.parent / "assignment3.ipynb"
     notebook.write_text(json.dumps(worked))
     both = "note: both assignment3/ and assignment3.ipynb hold work: used assignment3/"
+    (package / "scratch.py").write_text("x = 1\n")
+    stray = "note: ignored: scratch.py (not a file of this assignment; not used)"
     process = subprocess.Popen([sys.executable, "-m", "autograder.cli", "check", "assignment3", str(package.parent),
                                 "--watch", "--task", "causal_mask"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         lines = Lines(process.stdout)
         first = "".join(lines.until(r"^watching the 6 files of .* for saves"))
-        assert first.count(both) == 1 and first.count(REMINDER) == 1, first
+        assert first.count(both) == 1 and first.count(REMINDER) == 1 and first.count(stray) == 1, first
 
         def rerun() -> str:
             lines.until(r"saved: re-running causal_mask")
@@ -213,7 +216,7 @@ def test_watch_says_the_choice_of_work_and_the_hidden_tests_once_and_the_choice_
         edit(package / "attention.py", *BROKEN_MASK)
         same = rerun()
         assert re.search(r"^causal_mask +0/2  failed$", same, re.M), same
-        assert both not in same and REMINDER not in same, same
+        assert both not in same and REMINDER not in same and stray not in same, same
         notebook.write_text(released)  # no work in it any more: no choice to explain
         edit(package / "attention.py", *reversed(BROKEN_MASK))
         alone = rerun()
@@ -221,7 +224,7 @@ def test_watch_says_the_choice_of_work_and_the_hidden_tests_once_and_the_choice_
         notebook.write_text(json.dumps(worked))  # the situation changes back: said again, once
         edit(package / "attention.py", *BROKEN_MASK)
         again = rerun()
-        assert again.count(both) == 1 and REMINDER not in again, again
+        assert again.count(both) == 1 and REMINDER not in again and stray not in again, again
         stop_watching(process, lines)
     finally:
         process.kill()
