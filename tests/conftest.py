@@ -1,6 +1,6 @@
 """Shared fixtures for the grader's own tests: the repository's paths, the assignment3 declaration, a copy of the
-mini fixture course to edit and a known mistake of it that does not import, and what a running command's
-processes listen on."""
+mini fixture course to edit, a known mistake of it that does not import (and the course given such a mistake and
+variant), and what a running command's processes listen on."""
 
 from __future__ import annotations
 
@@ -43,6 +43,25 @@ def import_failing_mistake() -> Path:
     """A known mistake of the mini course (a mutation file's text) that is Python but fails when imported:
     ``first_axis`` is defined nowhere."""
     return FIXTURES / "mutations" / "row_sums_import_fails.toml"
+
+
+@pytest.fixture
+def unimportable_mutations(mini_course: Path, import_failing_mistake: Path) -> dict[str, str]:
+    """The mini course copy given a mistake (``import_failing_mistake``) and a variant (``import nunpy``) whose
+    packages do not import; returns each one's id and the line ``grader verify`` says it in (file and line of the
+    mutation, the module, line and exception)."""
+    mistakes = mini_course / "hidden" / "mistakes" / "row_sums.toml"
+    mistakes.write_text(mistakes.read_text() + "\n" + import_failing_mistake.read_text())
+    variants = mini_course / "hidden" / "variants" / "scale.toml"
+    variants.parent.mkdir()
+    variants.write_text('[[mutation]]\nid = "scale_with_numpy"\nfile = "ops.py"\nold = "import torch\\n"\n'
+                        'new = "import torch\\nimport nunpy\\n"\n')
+    line = mistakes.read_text().splitlines().index('id = "row_sums_first_axis_helper"') + 1
+    fix = "a mistake or variant is code a student could run: fix its new text"
+    return {"row_sums_first_axis_helper": f"{mistakes}:{line}: mutation 'row_sums_first_axis_helper' does not "
+                                          f"import: ops.py, line 5: NameError: name 'first_axis' is not defined; {fix}",
+            "scale_with_numpy": f"{variants}:2: mutation 'scale_with_numpy' does not import: ops.py, line 4: "
+                                f"ModuleNotFoundError: No module named 'nunpy'; {fix}"}
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -124,8 +124,7 @@ def test_a_stale_mutation_is_shown_in_full_and_counted_in_the_summary(assignment
             "attention_scaled_by_a_constant_that_is_long\n") in table
 
 
-def test_a_mutation_that_does_not_import_is_said_so_with_the_line_verify_prints(mini_course, import_failing_mistake,
-                                                                                tmp_path):
+def test_a_mutation_that_does_not_import_is_said_so_with_the_line_verify_prints(mini_course, unimportable_mutations):
     """Graded, a mistake whose package raises when imported loses points in every task of its module: the audit
     called it COLLATERAL ("also lost points in scale") or, alone in its module, caught. It is tried by the one test
     of whether a mutation imports (spec/mutation.py:load_mutation), not graded, and said as `grader verify` says
@@ -136,19 +135,7 @@ def test_a_mutation_that_does_not_import_is_said_so_with_the_line_verify_prints(
 
     manifest = mini_course / "assignment.toml"
     manifest.write_text(manifest.read_text() + "\n[audit]\nmin_mistakes = 1\nmin_variants = 0\nmin_right_hints = 1\n")
-    mistakes = mini_course / "hidden" / "mistakes" / "row_sums.toml"
-    mistakes.write_text(mistakes.read_text() + "\n" + import_failing_mistake.read_text())
-    variants = mini_course / "hidden" / "variants" / "scale.toml"
-    variants.parent.mkdir()
-    variants.write_text('[[mutation]]\nid = "scale_with_numpy"\nfile = "ops.py"\nold = "import torch\\n"\n'
-                        'new = "import torch\\nimport nunpy\\n"\n')
-    line = mistakes.read_text().splitlines().index('id = "row_sums_first_axis_helper"') + 1
-    said = {"row_sums_first_axis_helper": f"{mistakes}:{line}: mutation 'row_sums_first_axis_helper' does not "
-                                          f"import: ops.py, line 5: NameError: name 'first_axis' is not defined; a "
-                                          f"mistake or variant is code a student could run: fix its new text",
-            "scale_with_numpy": f"{variants}:2: mutation 'scale_with_numpy' does not import: ops.py, line 4: "
-                                f"ModuleNotFoundError: No module named 'nunpy'; a mistake or variant is code a "
-                                f"student could run: fix its new text"}
+    said = unimportable_mutations
     env = {**os.environ, "GRADER_ASSIGNMENTS": str(mini_course.parent)}
 
     def grader(*args: str) -> subprocess.CompletedProcess:
