@@ -41,8 +41,6 @@ class RunOutcome:
         probes: Probe name to its result.
         notes: What the intake chose (a package beside a notebook), missing files, modules that could not be
             imported.
-        notes_again: ``notes`` without the intake's choice (``PreparedSubmission.notes(choice=False)``): what a
-            ``--watch`` redraw says when that choice did not change.
         printed: What the student's code printed (truncated).
         isolation: The sandbox tier the code ran under.
         seconds: Wall time of the whole run.
@@ -50,7 +48,6 @@ class RunOutcome:
 
     probes: dict[str, ProbeResult]
     notes: list[str] = field(default_factory=list)
-    notes_again: list[str] = field(default_factory=list)
     printed: str = ""
     isolation: str = ""
     seconds: float = 0.0

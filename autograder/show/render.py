@@ -102,7 +102,7 @@ class Rendered:
             choice: Whether to say the intake's choice of what was drawn (a watch says it again only when it
                 changes; the page always says it).
         """
-        notes = "".join(f"note: {note}\n" for note in (self.outcome.notes if choice else self.outcome.notes_again))
+        notes = "".join(f"note: {note}\n" for note in self.outcome.notes if choice or note != self.choice)
         return f"{notes}{headline}\npage: {self.page}\n"
 
 

@@ -70,7 +70,6 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path | Prep
         probes = _serve(jobs, prepared, broken, printed, on_result, cache)
         imports = prepared.import_notes(broken)
         notes = prepared.notes(ignored=False) + imports
-        notes_again = prepared.notes(ignored=False, choice=False) + imports
         isolation = describe_isolation(zygotes)["tier"]
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -78,7 +77,7 @@ def run_probes(assignment: Assignment, catalog: Catalog, submission: Path | Prep
             stop_workers(zygotes)
     limit = assignment.max_output_bytes
     text = "\n".join(printed)
-    return RunOutcome(probes=probes, notes=notes, notes_again=notes_again,
+    return RunOutcome(probes=probes, notes=notes,
                       printed=text[:limit] + ("\n[truncated]" if len(text) > limit else ""),
                       isolation=isolation, seconds=round(time.monotonic() - started, 2))
 
