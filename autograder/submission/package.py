@@ -61,16 +61,15 @@ class PreparedSubmission:
     digest: str = ""
     cell_map: CellMap | None = None
 
-    def notes(self, ignored: bool = True, choice: bool = True) -> list[str]:
+    def notes(self, ignored: bool = True) -> list[str]:
         """What the student should know about the intake, one sentence each, the choice of what was graded first.
 
         Args:
             ignored: Whether to list the files that were left out, too.
-            choice: Whether to say the choice of what was graded (a watch says it again only when it changes).
         """
         left = [f"ignored: {name}" for name in self.ignored] + [f"ignored: {self.source.name}: {note}"
                                                                 for note in self.reading]
-        return ([self.choice] if self.choice and choice else []) + list(self.refused.values()) + [
+        return ([self.choice] if self.choice else []) + list(self.refused.values()) + [
             f"missing file: {name}" for name in self.missing] + (left if ignored else [])
 
     def cannot_import(self, module: str, reason: str) -> str:

@@ -61,7 +61,7 @@ NOTE = re.compile(r"^note: ", re.M)
 def test_watch_says_the_choice_of_work_once_and_again_only_when_it_changes(tmp_path: Path) -> None:
     """A package and a notebook beside it that both hold work: the first page's lines say which one is drawn, a
     redraw after a save does not say it again while nothing changed, and says it again, once, when it changed (as
-    ``grader check --watch`` does: ``PreparedSubmission.notes(choice=)``). The page itself always says it."""
+    ``grader check --watch`` does with each of its notes). The page itself always says it."""
     from autograder.authoring.notebook_template import notebook_path
 
     a2 = load_assignment("assignment2")
