@@ -142,9 +142,9 @@ def _serve(conn: Connection, assignment: Assignment, factory: GraderFactory | No
             if job.figures is not None:
                 from autograder.batch.figures import draw_figures
 
-                figures = draw_figures(grader, assignment, job.path, job.figures, job.digest, job.prepared)
-                conn.send({"kind": "figures", "index": job.index, "figures": figures,
-                           "left_out": list(figures.left_out)})
+                conn.send({"kind": "figures", "index": job.index,
+                           "figures": draw_figures(grader, assignment, job.path, job.figures,
+                                                   job.digest, job.prepared)})
     except (BrokenPipeError, EOFError, OSError):
         pass
     finally:
@@ -386,7 +386,7 @@ class WorkerPool:
                 worker.job, worker.deadline = None, math.inf
             on_result(job, message["outcome"])
         elif kind == "figures" and worker.drawing:
-            self.left_out.update(dict.fromkeys(message.get("left_out") or ()))
+            self.left_out.update(dict.fromkeys(message["figures"].left_out))
             job, worker.job, worker.deadline = worker.job, None, math.inf
             self.on_figures(job, message["figures"])
 
