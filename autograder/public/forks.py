@@ -152,10 +152,7 @@ def _stop_held_back(running: dict[int, _Run], upstream: Mapping[str, list[str]],
         if not held:
             continue
         del running[fd]
-        os.close(run.fd)
-        os.close(run.stack_fd)
-        _kill(run.pid)
-        dying.append(run.pid)
+        _let_go(run, dying)
         send_not_run(run.task, run.items[run.reported:], held, send)
 
 
@@ -289,17 +286,25 @@ def _reap(pids: list[int], block: bool) -> list[int]:
     return left
 
 
+def _let_go(run: _Run, dying: list[int]) -> None:
+    """Close a fork's pipes and kill it (with anything its test started in its process group) without waiting for
+    its exit: it is reaped later from ``dying``."""
+    os.close(run.fd)
+    os.close(run.stack_fd)
+    _kill(run.pid)
+    dying.append(run.pid)
+
+
 def _finish(run: _Run, pending: deque[tuple[str, list[Any]]], send: Callable[[dict[str, Any]], None],
             dying: list[int], stopped_at: Callable[[str], dict[str, list[str]]] = lambda stack: {}) -> None:
     """A fork ended, or reported every test: report the test it was running (timed out or crashed) and queue the
     task's other tests."""
-    os.close(run.fd)
-    os.close(run.stack_fd)
     if run.reported == len(run.items):  # done: the next task need not wait for its exit (tens of milliseconds)
-        _kill(run.pid)  # with anything the test started in the fork's process group
-        dying.append(run.pid)
+        _let_go(run, dying)
         send({"event": "task_done", "task": run.task})
         return
+    os.close(run.fd)
+    os.close(run.stack_fd)
     try:
         _, status = os.waitpid(run.pid, 0)
     except ChildProcessError:
