@@ -20,6 +20,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import platformdirs
+
+APP_NAME = "transformer-autograder"  # the cache folder's name under the platform's cache folder
 CACHE_VARIABLE = "GRADER_CACHE_DIR"  # a folder for the store; "off" disables it
 FORMAT = 1
 MAX_ENTRY_BYTES = 256 * 1024 * 1024  # far above any check's outputs (the transport caps them lower)
@@ -30,18 +33,15 @@ _ENGINE_FILES = ("probe/checks.py", "probe/context.py", "probe/helpers.py", "jud
 def cache_root() -> Path | None:
     """The folder of the store, created (mode 0700) if needed; None when disabled or impossible here.
 
-    ``$GRADER_CACHE_DIR`` if set (``off`` disables the store), else ``$XDG_CACHE_HOME/transformer-autograder``,
-    else ``~/.cache/transformer-autograder``. Created before any worker starts, so that the workers' protected
-    folders (autograder.sandbox.host.default_protected) include it.
+    ``$GRADER_CACHE_DIR`` if set (``off`` disables the store), else the platform's cache folder for
+    ``transformer-autograder`` as platformdirs names it (``$XDG_CACHE_HOME/transformer-autograder``, else
+    ``~/.cache/transformer-autograder`` on Linux). Created before any worker starts, so that the workers'
+    protected folders (autograder.sandbox.host.default_protected) include it.
     """
     chosen = os.environ.get(CACHE_VARIABLE, "")
     if chosen.strip().lower() == "off":
         return None
-    if chosen:
-        root = Path(chosen)
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        root = Path(base) / "transformer-autograder"
+    root = Path(chosen) if chosen else Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
     try:
         root.mkdir(parents=True, exist_ok=True, mode=0o700)
         if root.is_symlink() or not root.is_dir() or root.stat().st_uid != os.geteuid():

@@ -136,6 +136,19 @@ def test_the_default_folder_follows_xdg_and_is_private(tmp_path, monkeypatch):
     assert root.stat().st_mode & 0o777 == 0o700
 
 
+def test_the_default_folder_is_the_platforms_cache_folder(tmp_path, monkeypatch):
+    """The platform's own cache folder, as platformdirs names it (``~/Library/Caches/...`` on macOS), not a Linux
+    path written out by hand."""
+    import platformdirs
+
+    monkeypatch.delenv(refcache.CACHE_VARIABLE, raising=False)
+    asked = []
+    monkeypatch.setattr(platformdirs, "user_cache_dir",
+                        lambda name, *args, **kwargs: asked.append(name) or str(tmp_path / "Caches" / name))
+    assert cache_root() == (tmp_path / "Caches" / "transformer-autograder").resolve()
+    assert asked == ["transformer-autograder"]
+
+
 def test_a_folder_of_another_user_or_a_symlink_is_not_used(tmp_path, monkeypatch):
     target = tmp_path / "elsewhere"
     target.mkdir()
