@@ -20,6 +20,7 @@ from autograder.spec.quiz import load_questions
 from autograder.submission.package import PACKAGE_README
 from autograder.util.paths import display_path
 from autograder.util.syntax import parse
+from autograder.util.tomlio import dumps_toml
 
 BEGIN = "### BEGIN SOLUTION"
 
@@ -242,7 +243,7 @@ def blank_answers(assignment: Assignment) -> str:
         lines += _comment(f"{question.id}. {question.text}", "# ", "#     ")
         for letter, option in sorted(question.options.items()):
             lines += _comment(f"{letter}) {option}", "#   ", "#      ")
-        lines += [f'{question.id} = ""', ""]
+        lines += [dumps_toml({question.id: ""}).rstrip("\n"), ""]  # quoted where TOML needs it (1.a, q 2)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -1,10 +1,12 @@
-"""Read TOML on every supported Python (tomllib from 3.11, tomli before)."""
+"""Read TOML on every supported Python (tomllib from 3.11, tomli before) and write it (tomli_w)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 from typing import Any
+
+import tomli_w
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -34,3 +36,12 @@ def load_toml(path: Path) -> dict[str, Any]:
 def loads_toml(text: str) -> dict[str, Any]:
     """Parse TOML text (see load_toml)."""
     return tomllib.loads(text)
+
+
+def dumps_toml(document: dict[str, Any]) -> str:
+    """A document as TOML text (tomli_w: every key and string quoted and escaped as TOML requires).
+
+    Raises:
+        TypeError: If a value has no TOML type (None, an object).
+    """
+    return tomli_w.dumps(document)

@@ -105,6 +105,18 @@ def test_blank_answers_name_every_question_and_answer_none(assignment3: Assignme
         assert " ".join(question.text.split()[:6]) in " ".join(text.split())
 
 
+def test_blank_answers_keep_any_question_id_as_one_key(assignment3: Assignment, tmp_path: Path) -> None:
+    """A question id TOML cannot take bare (``1.a`` is a dotted key: a table ``1`` holding ``a``) is quoted."""
+    import dataclasses
+
+    assert assignment3.quiz is not None
+    questions = tmp_path / "quiz.toml"
+    questions.write_text('[[questions]]\nid = "1.a"\ntext = "Which?"\noptions = { a = "x", b = "y" }\n\n'
+                         '[[questions]]\nid = "q 2"\ntext = "And?"\noptions = { a = "x", b = "y" }\n')
+    spec = dataclasses.replace(assignment3, quiz=dataclasses.replace(assignment3.quiz, questions_file=questions))
+    assert loads_toml(blank_answers(spec)) == {"1.a": "", "q 2": ""}
+
+
 def test_blank_answers_never_reveal_the_key(assignment3: Assignment) -> None:
     assert assignment3.quiz is not None
     text = " ".join(blank_answers(assignment3).split())

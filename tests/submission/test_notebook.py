@@ -150,6 +150,17 @@ def test_answers_become_answers_toml(assignment3: Assignment) -> None:
     assert loads_toml(files["answers.toml"]) == {"q1": "b", "q2": "", "q 3": "c"}
 
 
+def test_any_answers_dict_becomes_readable_toml(assignment3: Assignment) -> None:
+    """Text TOML cannot hold as JSON escapes it (an emoji as a surrogate pair), a key given twice (1 and "1") and
+    values without a TOML type each left answers.toml unreadable, so the whole quiz scored 0."""
+    from autograder.util.tomlio import loads_toml
+
+    files = extract(assignment3, cells('ANSWERS = {"q1": "b \U0001F600", 1: "a", "1": "b", "q2": None, '
+                                       '"q3": 1.5, "q\\"4": [1, "x"]}')).files
+    assert loads_toml(files["answers.toml"]) == {"q1": "b \U0001F600", "1": "b", "q2": "None", "q3": 1.5,
+                                                 'q"4': "[1, 'x']"}
+
+
 def test_helpers_follow_their_users_and_modules_import_each_other(assignment3: Assignment) -> None:
     extraction = extract(assignment3, cells(
         "import torch\n\ndef _neg_inf():\n    return float('-inf')",

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
-import json
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,9 +12,7 @@ from autograder.spec.assignment import Assignment, assignments_root
 from autograder.submission.notebook.collect import Collected, Definition, _assigned, _bound_by_import, _segment
 from autograder.submission.notebook.places import CellMap, Span
 from autograder.util.syntax import parse
-
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
-
+from autograder.util.tomlio import dumps_toml
 
 HEADER = "# Extracted by the grader from a notebook: its definitions only, nothing of it was run."
 
@@ -425,16 +421,13 @@ def _cells(labels: list[str]) -> str:
     return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
 
 
-def answers_toml(answers: Any) -> str:
-    """The ``ANSWERS`` dict as the ``answers.toml`` a package would hold."""
-    lines = ["# Extracted by the grader from the notebook's ANSWERS."]
-    for key, value in answers.items():
-        name = key if isinstance(key, str) and _BARE_KEY.match(key) else json.dumps(str(key))
-        if isinstance(value, bool):
-            rendered = "true" if value else "false"
-        elif isinstance(value, (int, float)) and math.isfinite(value):
-            rendered = repr(value)
-        else:
-            rendered = json.dumps(value if isinstance(value, str) else str(value))
-        lines.append(f"{name} = {rendered}")
-    return "\n".join(lines) + "\n"
+def answers_toml(answers: dict[Any, Any]) -> str:
+    """The ``ANSWERS`` dict as the ``answers.toml`` a package would hold: each key as text, each value as it is
+    where TOML has its type (text, a boolean, a finite number) and as its text otherwise (the quiz then says what
+    is wrong with its format, as with any answer that is not one letter)."""
+    document = {str(key): value if _has_toml_type(value) else str(value) for key, value in answers.items()}
+    return "# Extracted by the grader from the notebook's ANSWERS.\n" + dumps_toml(document)
+
+
+def _has_toml_type(value: Any) -> bool:
+    return isinstance(value, (str, bool)) or (isinstance(value, (int, float)) and math.isfinite(value))
