@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from autograder.errors import GraderError
 from autograder.util.safety import printable
 
@@ -136,71 +138,57 @@ def _submitter_id(submitter: dict[str, Any]) -> str:
     return ""
 
 
-def read_gradescope_metadata(path: Path) -> dict[str, list[dict[str, Any]]]:
-    """Read Gradescope's ``submission_metadata.yml``: folder name to its submitters (``name``, ``sid``, ``email``).
+@dataclass(frozen=True)
+class ExportedSubmission:
+    """One folder of a Gradescope export as ``submission_metadata.yml`` lists it.
 
-    PyYAML is used when installed; otherwise a small reader handles the layout Gradescope writes.
+    Attributes:
+        submitters: Each submitter's fields (``name``, ``sid``, ``email``), without Ruby's leading colon.
+        created_at: The submission time as Gradescope wrote it ('' when absent;
+            ``batch/timestamps.py:parse_loose_time`` reads it).
+    """
+
+    submitters: list[dict[str, Any]]
+    created_at: str = ""
+
+
+def read_gradescope_export(path: Path) -> dict[str, ExportedSubmission]:
+    """Read Gradescope's ``submission_metadata.yml`` (PyYAML's ``safe_load``): folder name to its submission.
 
     Raises:
-        GraderError: If the file cannot be read.
+        GraderError: If the file cannot be read or is not YAML.
     """
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
     except OSError as exc:
         raise GraderError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        import yaml  # type: ignore[import-untyped]
-    except ImportError:
-        return _parse_gradescope_metadata(text)
-    try:
-        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise GraderError(f"{path} is not valid YAML ({str(exc).splitlines()[0]})") from None
-    result: dict[str, list[dict[str, Any]]] = {}
-    for folder, info in (data or {}).items() if isinstance(data, dict) else []:
-        if not isinstance(info, dict):
-            continue
-        submitters = info.get(":submitters") or info.get("submitters") or []
-        result[str(folder)] = [{str(k).lstrip(":"): v for k, v in s.items()} for s in submitters
-                               if isinstance(s, dict)]
-    return result
+    if not isinstance(data, dict):
+        return {}
+    return {str(folder): _exported(info) for folder, info in data.items() if isinstance(info, dict)}
 
 
-def _parse_gradescope_metadata(text: str) -> dict[str, list[dict[str, Any]]]:
-    """The fallback reader: top-level ``folder:`` keys, each with a ``:submitters:`` list of ``:key: value``."""
-    result: dict[str, list[dict[str, Any]]] = {}
-    folder, in_submitters, indent = None, False, 0
-    for line in text.splitlines():
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#") or stripped == "---":
-            continue
-        depth = len(line) - len(line.lstrip())
-        if depth == 0:
-            folder, in_submitters = _yaml_scalar(stripped.rstrip(":")), False
-            result[folder] = []
-        elif folder is not None and stripped.startswith(":submitters:"):
-            in_submitters, indent = True, depth
-        elif in_submitters and stripped.startswith("- "):
-            result[folder].append({})
-            _yaml_pair(stripped[2:], result[folder][-1])
-        elif in_submitters and depth > indent and result[folder]:
-            _yaml_pair(stripped, result[folder][-1])
-        else:
-            in_submitters = False
-    return result
+def _exported(info: dict[Any, Any]) -> ExportedSubmission:
+    """A folder's entry, its keys read without Ruby's symbol colon (``:submitters:`` as ``submitters``)."""
+    fields = _without_colons(info)
+    submitters = fields.get("submitters")
+    listed = [_without_colons(s) for s in submitters if isinstance(s, dict)] if isinstance(submitters, list) else []
+    created = fields.get("created_at")
+    return ExportedSubmission(listed, "" if created is None else str(created))  # YAML's own time, printed, parses
 
 
-def _yaml_pair(text: str, target: dict[str, Any]) -> None:
-    key, _, value = text.partition(": ")
-    if key:
-        target[key.strip().lstrip(":").rstrip(":")] = _yaml_scalar(value)
+def _without_colons(mapping: dict[Any, Any]) -> dict[str, Any]:
+    return {str(key).lstrip(":"): value for key, value in mapping.items()}
 
 
-def _yaml_scalar(text: str) -> str:
-    text = text.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    return text
+def read_gradescope_metadata(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """Each folder's submitters (``name``, ``sid``, ``email``) from Gradescope's ``submission_metadata.yml``.
+
+    Raises:
+        GraderError: If the file cannot be read or is not YAML.
+    """
+    return {folder: entry.submitters for folder, entry in read_gradescope_export(path).items()}
 
 
 def _classroom_ids(candidates: list[Path], assignment_name: str) -> list[tuple[str, Path]]:

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from autograder.batch.discover import read_gradescope_export
 from autograder.errors import GraderError
 from autograder.spec.late import parse_when
 from autograder.util.safety import printable
@@ -115,26 +116,14 @@ def read_gradescope_export_times(path: Path) -> dict[str, datetime]:
     """Each submission folder's ``:created_at:`` from a Gradescope export's ``submission_metadata.yml``.
 
     Raises:
-        GraderError: If the file cannot be read.
+        GraderError: If the file cannot be read or is not YAML.
     """
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise GraderError(f"cannot read {Path(path).name}: {exc.strerror or exc}") from None
     times: dict[str, datetime] = {}
-    folder = None
-    for line in text.splitlines():
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#") or stripped == "---":
-            continue
-        if not line[0].isspace():
-            folder = stripped.rstrip(":").strip("'\"")
-        elif folder is not None and stripped.startswith((":created_at:", "created_at:")):
-            value = stripped.split(":", 2 if stripped.startswith(":") else 1)[-1].strip().strip("'\"")
-            try:
-                times[folder] = parse_loose_time(value)
-            except ValueError:
-                continue  # a folder without a readable time gets "no time recorded", like one without a time
+    for folder, entry in read_gradescope_export(Path(path)).items():
+        try:
+            times[folder] = parse_loose_time(entry.created_at)
+        except ValueError:
+            continue  # a folder without a readable time gets "no time recorded", like one without a time
     return times
 
 

@@ -26,7 +26,6 @@ if str(ROOT) not in sys.path:  # the tests run from a checkout, installed or not
 
 from autograder.batch.discover import (
     Entry,
-    _parse_gradescope_metadata,
     classroom_prefix,
     discover,
     read_gradescope_metadata,
@@ -192,7 +191,9 @@ def test_gradescope_export_ids(tmp_path: Path) -> None:
     write_submission(tmp_path / "submission_103")  # not in the metadata: keeps its folder name
     entries, _ = discover(tmp_path, "auto", "mini")
     assert [e.student for e in entries] == ["12345", "777+alan@example.edu", "submission_103"]
-    assert read_gradescope_metadata(tmp_path / "submission_metadata.yml") == _parse_gradescope_metadata(GRADESCOPE_YAML)
+    assert read_gradescope_metadata(tmp_path / "submission_metadata.yml")["submission_102"] == [
+        {"name": "Alan Turing", "sid": "", "email": "alan@example.edu"},
+        {"name": "Grace Hopper", "sid": "777", "email": "grace@example.edu"}]
 
 
 def test_auto_refuses_an_nbgrader_course(tmp_path: Path) -> None:

@@ -158,6 +158,21 @@ def test_gradescope_metadata(tmp_path: Path) -> None:
         "submission_11": datetime(2026, 12, 1, 22, 31, 39, 937640, tzinfo=timezone.utc)}
 
 
+def test_gradescope_export_times_are_each_folders_own(tmp_path: Path) -> None:
+    """The time of the submission itself, not a time nested below it (the hand parser took the last
+    ``:created_at:`` line of a folder's block, here an earlier attempt's: the late submission read as on time)."""
+    export = tmp_path / "submission_metadata.yml"
+    export.write_text("submission_11:\n  :submitters:\n  - :name: A\n  :created_at: 2026-12-02 10:00:00 Z\n"
+                      "  :history:\n  - :score: 0.0\n    :created_at: 2026-11-20 10:00:00 Z\n"
+                      "'submission_12':\n  :created_at: '2026-12-01 09:00:00 +01:00'  # quoted, with a comment\n")
+    assert read_gradescope_export_times(export) == {
+        "submission_11": datetime(2026, 12, 2, 10, tzinfo=timezone.utc),
+        "submission_12": datetime(2026, 12, 1, 8, tzinfo=timezone.utc)}
+    export.write_text("submission_11:\n  :created_at: [unclosed\n")
+    with pytest.raises(GraderError, match="is not valid YAML"):
+        read_gradescope_export_times(export)
+
+
 def test_classroom_commit_time_and_no_git(tmp_path: Path) -> None:
     repo = tmp_path / "assignment-alice"
     repo.mkdir()
