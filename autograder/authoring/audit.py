@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import queue
 import tempfile
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,7 +16,7 @@ from autograder.authoring.mutation_imports import import_answers
 from autograder.authoring.notebook_template import notebook_path
 from autograder.authoring.notebook_variant import NOTEBOOK_VARIANT, write_notebook_variant
 from autograder.authoring.template import render_template
-from autograder.errors import AssignmentError, GraderError
+from autograder.errors import AssignmentError
 from autograder.grading.grader import Grader
 from autograder.judge.scoring import paying_checks
 from autograder.reports.results import PASSED, GradeReport, TaskResult
@@ -195,42 +195,36 @@ def blind_row(kind: str, tasks: list[TaskResult]) -> BlindRow:
 
 
 def _in_parallel(assignment: Assignment, work: list, jobs: int, one, progress=None) -> list:
-    """``one(grader, tmp, item)`` for every item, by ``jobs`` graders in threads; results in the items' order."""
-    pending: queue.Queue = queue.Queue()
-    for index, item in enumerate(work):
-        pending.put((index, item))
-    rows: list = [None] * len(work)
-    failures: list[BaseException] = []
-    lock = threading.Lock()
+    """``one(grader, tmp, item)`` for every item on a pool of ``jobs`` threads, each with its own Grader (started on
+    the thread's first item, closed when all are done); results in the items' order.
 
-    def worker() -> None:
-        try:
-            with tempfile.TemporaryDirectory(prefix="grader-audit-") as tmp, Grader(assignment) as grader:
-                while True:
-                    try:
-                        index, item = pending.get_nowait()
-                    except queue.Empty:
-                        return
-                    row = one(grader, Path(tmp), item)
-                    with lock:
-                        rows[index] = row
-                        if progress:
-                            progress(row)
-        except BaseException as exc:  # noqa: BLE001 - re-raised below: an audit with rows missing must not pass
-            with lock:
-                failures.append(exc)
+    Raises:
+        The first exception an item raised (the items not started by then are cancelled).
+    """
+    lock = threading.Lock()  # the ExitStack, and the progress callback, are shared by the threads
+    own = threading.local()
+    with ExitStack() as stack, ThreadPoolExecutor(max(1, min(jobs, len(work)))) as pool:  # the pool ends first
 
-    threads = [threading.Thread(target=worker, daemon=True) for _ in range(max(1, min(jobs, len(work))))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if failures:
-        raise failures[0]
-    missing = [item for item, row in zip(work, rows) if row is None]
-    if missing:  # every worker died before reaching these
-        raise GraderError(f"the audit could not grade {len(missing)} of its {len(work)} cases")
-    return rows
+        def run(item):
+            if not hasattr(own, "grader"):
+                with lock:
+                    own.tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="grader-audit-")))
+                grader = Grader(assignment)  # outside the lock: the threads' graders start at once
+                with lock:
+                    own.grader = stack.enter_context(grader)
+            row = one(own.grader, own.tmp, item)
+            if progress:
+                with lock:
+                    progress(row)
+            return row
+
+        futures = [pool.submit(run, item) for item in work]
+        for future in as_completed(futures):
+            if future.exception() is not None:
+                for waiting in futures:
+                    waiting.cancel()
+                raise future.exception()
+        return [future.result() for future in futures]
 
 
 def audit_notebook_variant(grader: Grader, assignment: Assignment, tmp: Path) -> AuditRow:

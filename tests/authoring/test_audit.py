@@ -40,6 +40,45 @@ def test_a_mistake_is_caught_only_when_its_own_task_loses_points():
     assert judge(MISTAKE, "mistake", report(attention=(3, 10), causal_mask=(0, 4))).verdict == "COLLATERAL"
 
 
+class _Grader:
+    """Stands in for a Grader (no zygote): counts the graders started and closed."""
+
+    started: list[_Grader] = []
+
+    def __init__(self, assignment) -> None:
+        self.closed = False
+        _Grader.started.append(self)
+
+    def __enter__(self) -> _Grader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.closed = True
+
+
+def test_the_audit_pool_keeps_the_cases_order_and_closes_each_threads_grader(monkeypatch, tmp_path):
+    from autograder.authoring import audit
+
+    monkeypatch.setattr(audit, "Grader", _Grader)
+    _Grader.started = []
+    seen: list[int] = []
+    rows = audit._in_parallel(None, list(range(12)), 3, lambda grader, tmp, item: (item, grader, tmp),
+                              progress=lambda row: seen.append(row[0]))
+    assert [row[0] for row in rows] == list(range(12)) and sorted(seen) == list(range(12))
+    assert 1 <= len(_Grader.started) <= 3 and all(grader.closed for grader in _Grader.started)
+    assert {row[1] for row in rows} <= set(_Grader.started)
+    assert all(not row[2].exists() for row in rows)  # each thread's scratch folder is removed
+
+    def broken(grader, tmp, item):
+        if item == 1:
+            raise ValueError("case 1 is broken")
+        return item
+
+    with pytest.raises(ValueError, match="case 1 is broken"):
+        audit._in_parallel(None, list(range(6)), 2, broken)
+    assert all(grader.closed for grader in _Grader.started)
+
+
 def test_an_escaped_mistake_names_the_checks_that_ran_and_passed():
     graded = report(attention=(10, 10))
     graded.tasks[0].checks = [CheckResult("attention.values", "", 2, "passed"),
