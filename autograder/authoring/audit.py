@@ -23,6 +23,7 @@ from autograder.reports.results import PASSED, GradeReport, TaskResult
 from autograder.spec.assignment import Assignment
 from autograder.spec.mutation import Mutation, apply_mutation, edited_texts, load_mutations
 from autograder.spec.reference import module_imports
+from autograder.util.table import LEFT, RIGHT, table
 
 CAUGHT, ESCAPED, COLLATERAL, FULL, PENALISED, BROKEN, NO_IMPORT = (
     "caught", "ESCAPED", "COLLATERAL", "full marks", "WRONGLY PENALISED", "STALE", "DOES NOT IMPORT")
@@ -254,15 +255,9 @@ def _audit_one(grader: Grader, assignment: Assignment, mutation: Mutation, kind:
 
 def render_audit(rows: list[AuditRow], seconds: float) -> str:
     """The audit table, the kill rate and the diagnosis rate."""
-    width = max([len(r.mutation.id) for r in rows] + [4])
-    lines = [f"{'case'.ljust(width)}  {'kind':7}  {'expected task':22}  {'verdict':17}  diagnosis / detail"]
-    for row in rows:
-        expected = row.mutation.task or "(full marks)"
-        note = row.diagnosis if row.kind == "mistake" and row.diagnosis else row.detail
-        marker = " [right hint]" if row.diagnosed else ""
-        shown = note if row.verdict in (BROKEN, NO_IMPORT) else note[:110]  # what to fix in the file, in full
-        lines.append(f"{row.mutation.id.ljust(width)}  {row.kind:7}  {expected:22}  {row.verdict:17}  "
-                     f"{shown}{marker}")
+    lines = table(["case", "kind", "expected task", "verdict", "diagnosis / detail"],
+                  [(row.mutation.id, row.kind, row.mutation.task or "(full marks)", row.verdict, _shown_note(row))
+                   for row in rows])
     mistakes = [r for r in rows if r.kind == "mistake"]
     variants = [r for r in rows if r.kind == "variant"]
     caught = sum(r.verdict == CAUGHT for r in mistakes)
@@ -287,18 +282,22 @@ def render_audit(rows: list[AuditRow], seconds: float) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _shown_note(row: AuditRow) -> str:
+    """A row's last cell: the hint its mistake got (marked when it is the right one), else what went wrong."""
+    note = row.diagnosis if row.kind == "mistake" and row.diagnosis else row.detail
+    shown = note if row.verdict in (BROKEN, NO_IMPORT) else note[:110]  # what to fix in the file, in full
+    return shown + (" [right hint]" if row.diagnosed else "")
+
+
 def render_blind(rows: list[BlindRow]) -> str:
     """The blind family's table (task by kind, points earned) and the checks that paid a blind submission."""
     if not rows:
         return ""
     tasks = list(rows[0].scores)
-    width = max(len(t) for t in tasks + ["task"])
-    kinds = [row.kind for row in rows]
-    lines = ["blind submissions (points earned; each must be 0):",
-             f"{'task'.ljust(width)}  " + "  ".join(f"{k:>7}" for k in kinds) + "   of"]
-    for task in tasks:
-        cells = [f"{row.scores.get(task, (0.0, 0.0))[0]:7.2f}" for row in rows]
-        lines.append(f"{task.ljust(width)}  " + "  ".join(cells) + f"  {rows[0].scores[task][1]:4g}")
+    cells = [[task, *(f"{row.scores.get(task, (0.0, 0.0))[0]:.2f}" for row in rows), f"{rows[0].scores[task][1]:g}"]
+             for task in tasks]
+    lines = ["blind submissions (points earned; each must be 0):"]
+    lines += table(["task", *(row.kind for row in rows), "of"], cells, [LEFT] + [RIGHT] * (len(rows) + 1))
     paid = [(row.kind, task, names) for row in rows for task, names in row.paying.items()]
     for kind, task, names in paid:
         lines.append(f"  PAID {task} x {kind}: {', '.join(names)}")

@@ -11,7 +11,7 @@ from autograder.errors import TemplateError
 from autograder.util.paths import PACKAGE_ROOT
 from autograder.util.tomlio import load_toml
 
-INSTRUCTOR_ONLY = ("tqdm", "pyyaml")  # runtime dependencies neither `grader check` nor `grader show` imports
+INSTRUCTOR_ONLY = ("tqdm", "pyyaml", "tabulate")  # runtime dependencies neither `grader check` nor `grader show` imports
 # Never installed by the notebook: torch is a large download that must match the course's pin; platformdirs is a
 # requirement of every Jupyter kernel (through jupyter_core).
 KERNEL_PROVIDED = ("torch", "platformdirs")

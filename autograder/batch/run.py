@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import statistics
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from autograder.batch.discover import GRADESCOPE_METADATA, Entry, discover
 from autograder.batch.failure import one_line
@@ -19,6 +18,7 @@ from autograder.batch.pool import GraderFactory, WorkerPool, WorkItem
 from autograder.batch.progress import Progress
 from autograder.batch.queue import LEASE_SECONDS, ClaimQueue
 from autograder.batch.shard import select_shard
+from autograder.batch.summary import BatchSummary
 from autograder.batch.timestamps import (
     layout_time,
     read_extensions_csv,
@@ -27,9 +27,9 @@ from autograder.batch.timestamps import (
 )
 from autograder.errors import GraderError, SubmissionError
 from autograder.gradebook.backend import display, parse_location
-from autograder.gradebook.export import export_csv, export_feedback, feedback_written, figures_folder
+from autograder.gradebook.export import export_csv, export_feedback, figures_folder
 from autograder.gradebook.shards import ShardRecord, record_shard
-from autograder.gradebook.store import ERROR, GRADED, Gradebook, Outcome, SubmissionRow
+from autograder.gradebook.store import ERROR, Gradebook, Outcome
 from autograder.show.render import declares_figures
 from autograder.spec.assignment import Assignment
 from autograder.spec.fingerprint import assignment_fingerprint
@@ -91,36 +91,6 @@ class BatchOptions:
     figures: bool = False
     queue: bool = False
     lease: float = LEASE_SECONDS
-
-
-@dataclass
-class BatchSummary:
-    """What a batch did."""
-
-    assignment: str
-    root: Path
-    gradebook: Path
-    jobs: int
-    selected: list[str] = field(default_factory=list)
-    graded: list[tuple[str, Outcome]] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    ignored: list[str] = field(default_factory=list)
-    wall_seconds: float = 0.0
-    rows: list[SubmissionRow] = field(default_factory=list)
-    late: dict[str, Lateness] = field(default_factory=dict)
-    unknown: list[str] = field(default_factory=list)
-    deadline: str = ""
-    csv_rows: int | None = None
-    feedback_files: int | None = None
-    figure_pages: int | None = None  # None: figures were not asked for
-    figure_failures: list[tuple[str, str]] = field(default_factory=list)
-    figures_note: str = ""  # e.g. that the assignment declares no figures
-    left_out_mistakes: list[str] = field(default_factory=list)  # left out of diagnosis (WorkerPool.left_out)
-
-    @property
-    def errors(self) -> list[tuple[str, Outcome]]:
-        """Submissions of this run that could not be graded."""
-        return [(s, o) for s, o in self.graded if o.status == ERROR]
 
 
 def submission_timeout(assignment: Assignment) -> float:
@@ -385,95 +355,3 @@ def _plan_line(to_grade: int, found: int, unchanged: int, workers: int, to_draw:
         return f"nothing to grade: {found} submission{'s' * (found != 1)} found{skipped}{draw}"
     return (f"grading {to_grade} of {found} submission{'s' * (found != 1)}{skipped} with {workers} "
             f"worker{'s' * (workers != 1)}{draw}")
-
-
-def _earlier_errors(summary: BatchSummary) -> list[SubmissionRow]:
-    """Current rows that could not be graded in an earlier run and were skipped as unchanged in this one."""
-    now = {student for student, _ in summary.graded}
-    return [r for r in summary.rows if r.status == ERROR and r.student not in now]
-
-
-def render_summary(summary: BatchSummary) -> str:
-    """The table printed when a batch ends: counts, scores, per-task means and pass counts, problems."""
-    rows = summary.rows
-    graded_rows = [r for r in rows if r.status == GRADED]
-    now_graded = len(summary.graded) - len(summary.errors)
-    lines = [f"{summary.assignment}: {len(summary.selected)} submissions in {summary.root}", ""]
-    lines.append(f"  graded now       {now_graded}")
-    lines.append(f"  unchanged        {len(summary.skipped)} (skipped; --force re-grades them)")
-    earlier = _earlier_errors(summary)
-    lines.append(f"  could not grade  {len(summary.errors) + len(earlier)}" + (
-        f" ({len(earlier)} unchanged since an earlier run; --retry-errors grades {'it' if len(earlier) == 1 else 'them'}"
-        " again)" if earlier else ""))
-    if graded_rows:
-        scores = [r.score for r in graded_rows]
-        top = max(r.max_score for r in graded_rows)
-        full = sum(1 for r in graded_rows if r.max_score and r.score >= r.max_score)
-        lines.append(f"  scores           mean {statistics.fmean(scores):.2f} / {top:g}, median "
-                     f"{statistics.median(scores):g}, {full} with full marks")
-    per = f" ({summary.wall_seconds / now_graded:.2f} s per graded submission)" if now_graded else ""
-    workers = f" with {summary.jobs} worker{'s' * (summary.jobs != 1)}" if summary.jobs else ""
-    lines.append(f"  wall time        {summary.wall_seconds:g} s{workers}{per}")
-    lines += _late_lines(summary)
-    lines += _task_table(graded_rows)
-    problems = [(s, o.message) for s, o in summary.errors] + [(r.student, r.message) for r in earlier]
-    if problems:
-        lines += ["", "could not grade:"] + [f"  {student}: {message}" for student, message in problems[:20]]
-        if len(problems) > 20:
-            lines.append(f"  ... and {len(problems) - 20} more")
-    if summary.ignored:
-        lines += ["", f"not used: {', '.join(summary.ignored[:10])}" + (" ..." if len(summary.ignored) > 10 else "")]
-    lines += ["", f"gradebook: {summary.gradebook}"]
-    if summary.csv_rows is not None:
-        lines.append(f"csv: {summary.csv_rows} students")
-    if summary.feedback_files is not None:
-        lines.append(f"feedback: {feedback_written(summary.feedback_files)}")
-    lines += _figure_lines(summary)
-    return "\n".join(lines) + "\n"
-
-
-def _figure_lines(summary: BatchSummary) -> list[str]:
-    """How many figure pages this run drew, and why any could not be (the grades stand either way)."""
-    if summary.figure_pages is None:
-        return []
-    if summary.figures_note:
-        return [f"figures: none ({summary.figures_note})"]
-    failed = len(summary.figure_failures)
-    lines = [f"figures: {summary.figure_pages} page{'s' * (summary.figure_pages != 1)}"
-             + (f" ({failed} could not be drawn)" if failed else "")]
-    lines += [f"  {student}: {note}" for student, note in summary.figure_failures[:20]]
-    if failed > 20:
-        lines.append(f"  ... and {failed - 20} more")
-    return lines
-
-
-def _late_lines(summary: BatchSummary) -> list[str]:
-    """Counts of on-time, late and untimed submissions, when a deadline applies."""
-    if not summary.late:
-        return []
-    late = [s for s, x in summary.late.items() if x.penalty > 0]
-    untimed = [s for s, x in summary.late.items() if x.submitted_at is None]
-    on_time = len(summary.late) - len(late) - len(untimed)
-    line = f"  lateness         {on_time} on time or within grace, {len(late)} late (penalised)"
-    lines = ([f"  deadline         {summary.deadline}"] if summary.deadline else []) + [line + (f", {len(untimed)} {NO_TIME} (no penalty)" if untimed else "")]
-    if summary.unknown:
-        shown = ", ".join(summary.unknown[:10]) + (" ..." if len(summary.unknown) > 10 else "")
-        lines.append(f"  not in this class: {len(summary.unknown)} students of the extensions or timestamps "
-                     f"file ({shown})")
-    return lines
-
-
-def _task_table(rows: list[SubmissionRow]) -> list[str]:
-    stats: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        for task in row.tasks:
-            stats.setdefault(task["task"], []).append(task)
-    if not stats:
-        return []
-    width = max(4, *(len(t) for t in stats))
-    lines = ["", f"  {'task'.ljust(width)}  {'mean':>7}  {'max':>5}  passed"]
-    for task, results in stats.items():
-        mean = statistics.fmean(r["score"] for r in results)
-        passed = sum(1 for r in results if r["status"] == "passed")
-        lines.append(f"  {task.ljust(width)}  {mean:>7.2f}  {results[0]['max_score']:>5g}  {passed}/{len(results)}")
-    return lines

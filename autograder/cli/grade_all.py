@@ -52,9 +52,10 @@ def grade_all(assignment: str, submissions: Path, jobs: int | None, gradebook: s
     """Grade every student's submission in SUBMISSIONS (a folder or .zip each) into a resumable gradebook."""
     import dataclasses
 
-    from autograder.batch.run import BatchOptions, default_jobs, render_summary
+    from autograder.batch.run import BatchOptions, default_jobs
     from autograder.batch.run import grade_all as run_batch
     from autograder.batch.shard import resolve_shard
+    from autograder.batch.summary import render_summary
     from autograder.errors import GraderError
     from autograder.spec.late import parse_penalty, parse_when
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from autograder.errors import GraderError
 from autograder.gradebook.store import Gradebook, SubmissionRow
+from autograder.util.table import LEFT, RIGHT, table
 
 
 @dataclass
@@ -84,6 +85,13 @@ def _score(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
 
 
+def _row(change: StudentChange) -> tuple[str, str, str, str, str]:
+    """A student's row: the totals before and after, the change where both exist, and each task that changed."""
+    moved = change.old is not None and change.new is not None and change.delta
+    tasks = "; ".join(f"{task} {_score(before)} -> {_score(after)}" for task, (before, after) in change.tasks.items())
+    return change.student, _score(change.old), _score(change.new), f"{change.delta:+g}" if moved else "", tasks
+
+
 def render_diff(diff: GradebookDiff, show_all: bool = False) -> str:
     """The comparison as text: gains, then losses, then students in only one gradebook, each with its tasks."""
     gained = [c for c in diff.changes if c.old is not None and c.new is not None and c.delta > 0]
@@ -96,14 +104,10 @@ def render_diff(diff: GradebookDiff, show_all: bool = False) -> str:
     groups = (("gained", sorted(gained, key=lambda c: -c.delta)), ("lost", sorted(lost, key=lambda c: c.delta)),
               ("same total, tasks changed", moved), ("in one gradebook only", only))
     for title, group in groups:
-        if not group:
-            continue
-        lines += ["", f"{title}:"]
-        for change in group:
-            sign = f" ({change.delta:+g})" if change.old is not None and change.new is not None and change.delta else ""
-            lines.append(f"  {change.student}: {_score(change.old)} -> {_score(change.new)}{sign}")
-            for task, (before, after) in change.tasks.items():
-                lines.append(f"    {task}: {_score(before)} -> {_score(after)}")
+        if group:
+            lines += ["", f"{title}:"] + table(["student", "before", "after", "change", "tasks changed"],
+                                               [_row(change) for change in group],
+                                               [LEFT, RIGHT, RIGHT, RIGHT, LEFT], indent="  ")
     if show_all and diff.unchanged:
         lines += ["", "unchanged: " + ", ".join(diff.unchanged)]
     return "\n".join(lines) + "\n"

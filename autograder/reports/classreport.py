@@ -16,11 +16,13 @@ from autograder.reports.feedback import code_span, markdown_text
 from autograder.reports.similarity import SimilarGroup, export_for_tools, similar_groups
 from autograder.spec.assignment import Assignment
 from autograder.util.atomic import write_atomic
+from autograder.util.table import LEFT, RIGHT, table
 
 HISTOGRAM_BINS = 10
 TOP = 10
 FIGURE_NAME = "class_report.png"
 MARKDOWN_NAME = "class_report.md"
+_COUNT = [LEFT, LEFT, RIGHT]  # a table whose last column counts students
 
 
 @dataclass
@@ -177,25 +179,23 @@ def render_markdown(stats: ClassStats, figure: str | None) -> str:
                      f"{full} with full marks.")
     if figure:
         lines += ["", f"![class report]({figure})"]
-    lines += ["", "## Tasks", "", "| task | points | mean | passed | pass rate | not implemented |",
-              "| --- | ---: | ---: | ---: | ---: | ---: |"]
-    for task in stats.tasks:
-        lines.append(f"| {_cell(task.title)} ({code_span(task.id)}) | {task.max_score:g} | {task.mean:.2f} | "
-                     f"{task.passed}/{task.students} | {task.pass_rate:.0%} | {task.not_implemented} |")
-    lines += ["", "## Score histogram", "", "| score | students | |", "| --- | ---: | --- |"]
-    for index, count in enumerate(stats.histogram()):
-        low, high = index * 100 // HISTOGRAM_BINS, (index + 1) * 100 // HISTOGRAM_BINS
-        label = f"{low}–{high}%" + (" (incl. full)" if index == HISTOGRAM_BINS - 1 else "")
-        lines.append(f"| {label} | {count} | {'#' * count} |")
+    lines += ["", "## Tasks", ""] + table(
+        ["task", "points", "mean", "passed", "pass rate", "not implemented"],
+        [(f"{_cell(task.title)} ({code_span(task.id)})", f"{task.max_score:g}", f"{task.mean:.2f}",
+          f"{task.passed}/{task.students}", f"{task.pass_rate:.0%}", task.not_implemented) for task in stats.tasks],
+        [LEFT] + [RIGHT] * 5, markdown=True)
+    lines += ["", "## Score histogram", ""] + table(["score", "students", ""], _histogram_rows(stats),
+                                                    [LEFT, RIGHT, LEFT], markdown=True)
     lines += ["", "## Most frequent diagnosed mistakes", ""]
-    lines += _table(["task", "hint", "students"], [(t, h, str(n)) for t, h, n in stats.hints]) \
+    lines += _table(["task", "hint", "students"], [(t, h, str(n)) for t, h, n in stats.hints], _COUNT) \
         if stats.hints else ["No failure matched a known mistake."]
     lines += ["", "## Most frequently failed checks", ""]
-    lines += _table(["check", "what it checks", "students"], [(c, d, str(n)) for c, d, n in stats.failing_checks]) \
+    lines += _table(["check", "what it checks", "students"], [(c, d, str(n)) for c, d, n in stats.failing_checks],
+                    _COUNT) \
         if stats.failing_checks else ["Every check passed for every student."]
     lines += ["", "## Slowest submissions", ""]
     lines += _table(["student", "seconds", "score"],
-                    [(s, f"{sec:.2f}", f"{sc:g} / {mx:g}") for s, sec, sc, mx in stats.slowest]) \
+                    [(s, f"{sec:.2f}", f"{sc:g} / {mx:g}") for s, sec, sc, mx in stats.slowest], [LEFT, RIGHT, RIGHT]) \
         if stats.slowest else ["None graded yet."]
     if stats.errors:
         lines += ["", "## Could not be graded", ""] + _table(["student", "reason"], stats.errors)
@@ -210,7 +210,8 @@ def _late_section(stats: ClassStats) -> list[str]:
              f"{len(stats.untimed)} with no time recorded (no penalty)."]
     if stats.late:
         lines += [""] + _table(["student", "lateness", "raw score", "final score"],
-                               [(s, note, f"{raw:g}", f"{final:g}") for s, note, raw, final in stats.late])
+                               [(s, note, f"{raw:g}", f"{final:g}") for s, note, raw, final in stats.late],
+                               [LEFT, LEFT, RIGHT, RIGHT])
     if stats.untimed:
         lines += ["", "No time recorded: " + ", ".join(_cell(s) for s in stats.untimed)]
     return lines
@@ -232,9 +233,18 @@ def _similarity_section(stats: ClassStats) -> list[str]:
     return lines + [""] + _table(["task", "students", "normalised code", ""], rows)
 
 
-def _table(header: list[str], rows: list[tuple[str, ...]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
-    return lines + ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+def _histogram_rows(stats: ClassStats) -> list[tuple[str, int, str]]:
+    """Each tenth of the maximum score: its range, how many students scored in it, and as many ``#``."""
+    rows = []
+    for index, count in enumerate(stats.histogram()):
+        low, high = index * 100 // HISTOGRAM_BINS, (index + 1) * 100 // HISTOGRAM_BINS
+        rows.append((f"{low}–{high}%" + (" (incl. full)" if index == HISTOGRAM_BINS - 1 else ""), count, "#" * count))
+    return rows
+
+
+def _table(header: list[str], rows: list[tuple[str, ...]], align: list[str] | None = None) -> list[str]:
+    """A markdown table of report text: every cell made inert (``_cell``)."""
+    return table(header, [[_cell(value) for value in row] for row in rows], align, markdown=True)
 
 
 def render_figure(stats: ClassStats, path: Path) -> None:

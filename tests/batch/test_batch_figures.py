@@ -18,7 +18,8 @@ from click.testing import CliRunner
 
 from autograder.batch.figures import FigureResult, draw_figures, needs_drawing
 from autograder.batch.pool import WorkerPool, WorkItem
-from autograder.batch.run import BatchOptions, BatchSummary, grade_all, render_summary
+from autograder.batch.run import BatchOptions, grade_all
+from autograder.batch.summary import BatchSummary, render_summary
 from autograder.cli import main
 from autograder.errors import GraderError
 from autograder.gradebook.export import FIGURE_STAMP, figures_folder

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from autograder.batch.run import BatchOptions, grade_all, render_summary
+from autograder.batch.run import BatchOptions, grade_all
+from autograder.batch.summary import render_summary
 from autograder.batch.timestamps import (
     git_commit_time,
     parse_loose_time,

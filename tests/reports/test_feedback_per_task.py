@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.batch.run import BatchOptions, grade_all, render_summary
+from autograder.batch.run import BatchOptions, grade_all
+from autograder.batch.summary import render_summary
 from autograder.gradebook.store import Gradebook
 from autograder.grading.grader import Grader
 from autograder.reports.feedback import FOLLOWING_WIDTH, markdown_text, task_lines
