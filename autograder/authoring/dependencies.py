@@ -12,9 +12,9 @@ from autograder.util.paths import PACKAGE_ROOT
 from autograder.util.tomlio import load_toml
 
 INSTRUCTOR_ONLY = ("tqdm", "pyyaml", "tabulate")  # runtime dependencies neither `grader check` nor `grader show` imports
-# Never installed by the notebook: torch is a large download that must match the course's pin; platformdirs is a
-# requirement of every Jupyter kernel (through jupyter_core).
-KERNEL_PROVIDED = ("torch", "platformdirs")
+# Never installed by the notebook: torch is a large download that must match the course's pin; the others are
+# requirements of torch (jinja2) or of every Jupyter kernel (platformdirs, through jupyter_core).
+KERNEL_PROVIDED = ("torch", "jinja2", "platformdirs")
 
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9_.-]*)\s*([^;]*?)\s*(?:;\s*(.*?))?\s*$")
 _PYTHON_BELOW = re.compile(r"""^python_version\s*<\s*['"](\d+)\.(\d+)['"]$""")

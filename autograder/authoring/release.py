@@ -31,6 +31,7 @@ _CHECK_ENTRY_POINTS = ("autograder.cli", "autograder.cli.check", "autograder.pub
 # by name (the parent never does; the template imports the zygote and boot modules).
 _SHOW_ENTRY_POINTS = ("autograder.cli.show", "autograder.show", "autograder.sandbox.template")
 _STUDENT_CLI = ("__init__", "__main__", "base", "check", "show")  # of autograder/cli/: what `grader --help` lists
+_SHOW_TEMPLATES = "templates/html/show"  # of autograder/: the page and the notebook view `grader show` renders
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,8 @@ def write_student_grader(destination: Path, figures: bool = True) -> None:
         relative = path.relative_to(PACKAGE_DIR)
         if relative.parts[0] != "cli" or relative.stem in commands:
             _write(package / relative, path.read_bytes())
+    for path in sorted((PACKAGE_DIR / _SHOW_TEMPLATES).iterdir()) if figures else []:
+        _write(package / path.relative_to(PACKAGE_DIR), path.read_bytes())
     _write(destination / "pyproject.toml", _student_pyproject())
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from autograder.gradebook.store import ERROR, SubmissionRow
+from autograder.util.pages import render_html
 
 # Characters that start markdown syntax (emphasis, code, links, raw HTML, entities, table cells) inside a line;
 # everything else, e.g. the ">" of "(j > i)", is shown as it is.
@@ -186,18 +186,14 @@ def _task_section(task: dict[str, Any]) -> list[str]:
     return lines
 
 
-_STYLE = """body{font-family:system-ui,sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem;line-height:1.45;
-color:#222}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .6rem;text-align:left}
-td.n{text-align:right}.passed{color:#1a7f37}.failed,.error,.timeout{color:#b3261e}.not_implemented{color:#8a6d00}
-pre{background:#f6f8fa;padding:.6rem;overflow:auto}.hint{color:#555}"""
-
-
-def _h(value: Any) -> str:
-    return html.escape(without_paths(" ".join(str(value).split())))
+def _plain(value: Any) -> str:
+    """Report text as a page shows it: one line, absolute paths cut to their file names (the template escapes it)."""
+    return without_paths(" ".join(str(value).split()))
 
 
 def render_feedback_html(row: SubmissionRow, figures: FigurePage | None = None) -> str:
-    """A student's feedback as one self-contained HTML page (inline style, no scripts, no external resources).
+    """A student's feedback as one self-contained HTML page (``templates/html/feedback.html.j2``: inline style, no
+    scripts, no external resources).
 
     Args:
         row: The student's current submission.
@@ -205,62 +201,27 @@ def render_feedback_html(row: SubmissionRow, figures: FigurePage | None = None) 
             figures inline.
     """
     report = row.report or {}
-    title = f"{report.get('assignment', row.assignment)}: feedback for {row.student}"
-    body = [f"<h1>{_h(title)}</h1>"]
-    if row.status == ERROR or not report:
-        body += ["<p>Your submission could not be graded.</p>", f"<p>Reason: {_h(row.message or 'unknown')}</p>"]
-        body += _figures_html(figures)
-    else:
-        body.append(f"<p><strong>Score: {row.score:g} / {row.max_score:g}</strong></p>")
-        late = lateness_line(row)
-        if late:
-            body.append(f"<p>{_h(late)}</p>")
-        body.append("<table><tr><th>task</th><th>score</th><th>status</th></tr>")
-        for task in report.get("tasks", []):
-            status = str(task.get("status", ""))
-            body.append(f"<tr><td>{_h(task.get('title', task['id']))}</td><td class=n>{task['score']:g} / "
-                        f"{task['max_score']:g}</td><td class=\"{_h(status)}\">{_h(status)}</td></tr>")
-        body.append("</table>")
-        for task in report.get("tasks", []):
-            body += _task_html(task)
-        if report.get("notes"):
-            body += ["<h2>Notes</h2><ul>"] + [f"<li>{_h(n)}</li>" for n in report["notes"]] + ["</ul>"]
-        body += _figures_html(figures)
-        if report.get("student_output"):
-            body.append("<h2>What your code printed</h2><pre>"
-                        f"{html.escape(without_paths(str(report['student_output'])))}</pre>")
-    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{_h(title)}</title>"
-            f"<style>{_STYLE}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n")
+    graded = row.status != ERROR and bool(report)
+    return render_html(
+        "feedback.html.j2", title=_plain(f"{report.get('assignment', row.assignment)}: feedback for {row.student}"),
+        reason=None if graded else _plain(row.message or "unknown"), score=f"{row.score:g} / {row.max_score:g}",
+        late=_plain(lateness_line(row) or ""), tasks=[_task_view(task) for task in report.get("tasks", [])],
+        notes=[_plain(note) for note in report.get("notes", [])], figures=_figures_view(figures),
+        printed=without_paths(str(report.get("student_output") or "")) if graded else "")
 
 
-def _figures_html(figures: FigurePage | None) -> list[str]:
-    """The figures section: a relative link to the figures page, and each drawn figure inline.
+def _task_view(task: dict[str, Any]) -> dict[str, Any]:
+    """A task as the page shows it: its heading's parts, the sentence under it and its checks (``task_lines``)."""
+    return {"title": _plain(task.get("title", task["id"])), "score": f"{task['score']:g} / {task['max_score']:g}",
+            "status": _plain(task.get("status", "")), "lead": _plain(task_lead(task)),
+            "checks": [{"status": _plain(check.status), "description": _plain(check.description),
+                        "message": _plain(check.message), "hints": [_plain(hint) for hint in check.hints]}
+                       for check in task_lines(task)]}
 
-    The images are embedded as base64 ``data:`` URIs rather than linked: the feedback page stays one
-    self-contained file (it can be mailed or uploaded to an LMS alone and still shows the figures); the link to
-    the full page (notes, placeholders, expected figures) is what needs the folder beside it.
-    """
+
+def _figures_view(figures: FigurePage | None) -> dict[str, Any] | None:
+    """The figures section: the relative link to the figures page, its summary and each drawn figure."""
     if figures is None:
-        return []
-    summary = f": {_h(figures.summary)}" if figures.summary else ""
-    link = f"<a href=\"{html.escape(figures.page)}\">{_h(figures.page)}</a>"
-    lines = ["<h2>Your figures</h2>", f"<p>The course's figures drawn from your code, with notes: {link}{summary}.</p>"]
-    for title, name, data in figures.images:
-        lines.append(f"<figure><img src=\"data:image/png;base64,{data}\" alt=\"{_h(title)}\" "
-                     f"style=\"max-width:100%\" data-file=\"{html.escape(name)}\"><figcaption>{_h(title)}"
-                     f"</figcaption></figure>")
-    return lines
-
-
-def _task_html(task: dict[str, Any]) -> list[str]:
-    status = str(task.get("status", ""))
-    lines = [f"<h2>{_h(task.get('title', task['id']))}: {task['score']:g} / {task['max_score']:g} "
-             f"(<span class=\"{_h(status)}\">{_h(status)}</span>)</h2>", f"<p>{_h(task_lead(task))}</p>",
-             "<ul>"]
-    for check in task_lines(task):
-        item = f"<li><span class=\"{_h(check.status)}\">[{_h(check.status)}]</span> {_h(check.description)}"
-        if check.message:
-            item += f": {_h(check.message)}"
-        item += "".join(f"<br><span class=hint>Hint: {_h(hint)}</span>" for hint in check.hints)
-        lines.append(item + "</li>")
-    return lines + ["</ul>"]
+        return None
+    return {"page": figures.page, "summary": _plain(figures.summary),
+            "images": [{"title": _plain(title), "file": name, "data": data} for title, name, data in figures.images]}

@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import base64
-from html import escape
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from autograder.util.pages import render_html
 
 from .page import MARKS
-from .panel import DIAGNOSIS, DRAWN, UPSTREAM, Panel
+from .panel import DRAWN, Panel
 
 if TYPE_CHECKING:
     from .render import Rendered
-
-# A notebook's output area ignores the page's stylesheet (and sanitises <style> in some front ends): styles inline.
-REASON_STYLE = "color:#8a5a00"
-NOTE_STYLES = {"ok": "color:#17692c", "bad": "color:#a4161a;font-weight:600", "info": "color:#333",
-               DIAGNOSIS: "color:#5a3d8a", UPSTREAM: "color:#8a5a00"}
-
 
 # The concrete class (PosixPath here): Path itself cannot be subclassed before Python 3.12.
 class Shown(type(Path())):  # type: ignore[misc]
@@ -91,44 +86,31 @@ def display_inline(shown: Shown) -> None:
 
 
 def inline_html(rendered: Rendered) -> str:
-    """One HTML fragment: the summary, then each figure (its PNG embedded), caption, reason and notes.
+    """One HTML fragment (``templates/html/show/inline.html.j2``): the summary, then each figure (its PNG
+    embedded), caption, reason and notes.
 
     Everything the student's code influences is escaped; the images are data URIs, so the fragment needs no file
     beside the notebook (the page stays in the folder for a browser).
     """
-    head = (f"<p><b>{escape(rendered.summary())}</b>. Each caption says what the picture should show; the notes "
-            f"compare your numbers with what the course notes state. Page: <code>{escape(str(rendered.page))}</code>"
-            f"</p>\n")
-    notes = "".join(f"<li>{escape(note)}</li>\n" for note in rendered.outcome.notes)
-    sections = "".join(_section(panel, rendered.folder, rendered.expected.get(panel.figure.name))
-                       for panel in rendered.panels)
-    printed = rendered.outcome.printed
-    details = (f"<details><summary>What your code printed</summary><pre>{escape(printed)}</pre></details>\n"
-               if printed.strip() else "")
-    return (f'<div class="grader-show">\n{head}' + (f"<ul>\n{notes}</ul>\n" if notes else "") + sections + details
-            + "</div>\n")
+    return render_html("show/inline.html.j2", summary=rendered.summary(), page=str(rendered.page),
+                       notes=rendered.outcome.notes, printed=rendered.outcome.printed, marks=MARKS,
+                       panels=[_panel_view(panel, rendered.folder, rendered.expected.get(panel.figure.name))
+                               for panel in rendered.panels])
 
 
-def _section(panel: Panel, folder: Path, expected: str | None = None) -> str:
+def _panel_view(panel: Panel, folder: Path, expected: str | None) -> dict[str, Any]:
+    """A figure as the notebook shows it: its texts, its PNG and the expected one read in, why it was not drawn."""
     figure = panel.figure
-    body = _image(folder / panel.image, figure.title) if panel.status == DRAWN else ""
-    if expected:  # the instructor lets the expected figure stand beside the student's (the release carries it)
-        body = (f'<div style="display:flex;flex-wrap:wrap;gap:12px">\n'
-                f'<figure style="margin:0">{body or "<p>(not drawn)</p>"}<figcaption>your code</figcaption></figure>\n'
-                f'<figure style="margin:0">{_image(folder / expected, figure.title + ", expected")}'
-                f"<figcaption>expected (the reference solution's figure)</figcaption></figure>\n</div>\n")
-    reason = f'<p style="{REASON_STYLE}">Not drawn: {escape(panel.reason)}</p>\n' if panel.status != DRAWN else ""
-    notes = "".join(f'<li style="{NOTE_STYLES.get(kind, "")}">{MARKS.get(kind, "•")} {escape(text)}</li>\n'
-                    for kind, text in panel.lines())
-    return (f"<h4>{escape(figure.title)}</h4>\n<p>{escape(figure.caption)}</p>\n{body}{reason}"
-            + (f'<ul style="list-style:none;padding-left:0">\n{notes}</ul>\n' if notes else ""))
+    return {"title": figure.title, "caption": figure.caption, "lines": panel.lines(),
+            "image": _image(folder / panel.image) if panel.status == DRAWN else None,
+            "expected": _image(folder / expected) if expected else None,
+            "reason": panel.reason if panel.status != DRAWN else None}
 
 
-def _image(path: Path, alt: str) -> str:
+def _image(path: Path) -> dict[str, str]:
+    """A PNG as base64 for a data URI (``data`` empty when it cannot be read: the fragment says it is missing)."""
     try:
-        data = path.read_bytes()
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
     except OSError:
-        return f'<p style="{REASON_STYLE}">(image missing: {escape(path.name)})</p>\n'
-    encoded = base64.b64encode(data).decode("ascii")
-    return f'<img src="data:image/png;base64,{encoded}" alt="{escape(alt)}" style="max-width:100%;height:auto">\n'
-
+        data = ""
+    return {"name": path.name, "data": data}

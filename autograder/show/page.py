@@ -5,45 +5,18 @@ from __future__ import annotations
 import base64
 import hashlib
 from dataclasses import dataclass
-from html import escape
 from pathlib import Path
+from typing import Any
 
 from autograder.sandbox.tiers import in_plain_words
+from autograder.util.pages import asset_text, render_html
 
 from .panel import DIAGNOSIS, DRAWN, UPSTREAM, Panel
 
-MARKS = {"ok": "✓", "bad": "✗", "info": "•", DIAGNOSIS: "→", UPSTREAM: "↑"}
+MARKS = {"ok": "✓", "bad": "✗", "info": "•", DIAGNOSIS: "→", UPSTREAM: "↑"}  # each note's mark, by its kind
 # Marks images that did not load, and records load results and script errors on <html> (the browser test reads
 # them): a page whose picture is missing says so instead of showing an empty frame.
-SCRIPT = """
-window.__errors = [];
-window.addEventListener('error', function (e) { window.__errors.push(String(e.message || 'error')); });
-window.addEventListener('load', function () {
-  var widths = [];
-  document.querySelectorAll('img').forEach(function (img) {
-    widths.push(img.naturalWidth);
-    if (!img.naturalWidth) { img.insertAdjacentText('afterend', ' (image missing)'); }
-  });
-  document.documentElement.setAttribute('data-images', widths.join(','));
-  document.documentElement.setAttribute('data-errors', String(window.__errors.length));
-});
-""".strip()
-STYLE = """
-body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; padding: 0 1em; color: #222; }
-h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin-bottom: .2em; }
-section { border-top: 1px solid #ddd; padding: .6em 0 1em; }
-.caption { color: #444; margin: .2em 0 .6em; }
-.images { display: flex; flex-wrap: wrap; gap: 1em; }
-.images figure { margin: 0; flex: 1 1 420px; }
-.images img { max-width: 100%; height: auto; border: 1px solid #eee; }
-figcaption { font-size: .85em; color: #666; }
-ul.notes { list-style: none; padding-left: 0; margin: .4em 0; }
-li.ok { color: #17692c; } li.bad { color: #a4161a; font-weight: 600; } li.info { color: #333; }
-li.diagnosis { color: #5a3d8a; } li.upstream { color: #8a5a00; }
-.reason { color: #8a5a00; }
-.summary li { margin: .1em 0; }
-pre { background: #f6f6f6; padding: .6em; overflow-x: auto; max-height: 20em; }
-""".strip()
+SCRIPT = asset_text("show/page.js").strip()
 
 
 @dataclass(frozen=True)
@@ -70,7 +43,7 @@ class PageInfo:
 
 
 def render_page(info: PageInfo, panels: list[Panel], expected: dict[str, str]) -> str:
-    """The HTML page.
+    """The HTML page (``templates/html/show/page.html.j2``).
 
     Args:
         info: What to say about the run.
@@ -80,44 +53,21 @@ def render_page(info: PageInfo, panels: list[Panel], expected: dict[str, str]) -
     Returns:
         The page's text.
     """
-    drawn = sum(panel.status == DRAWN for panel in panels)
     # The policy allows this one script by its hash (the element's exact text) and images beside the page only.
     script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
     policy = f"default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; script-src 'sha256-{script_hash}'"
-    head = (f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{escape(info.assignment)}: your figures</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n")
-    intro = (f"<h1>{escape(info.title)}: the course's figures, drawn from your code</h1>\n"
-             f"<p>Code: <code>{escape(info.source)}</code>. It ran as grading runs it, "
-             f"{escape(in_plain_words(info.isolation))} ({info.seconds:.1f} s); only plain numbers came back, and the "
-             f"pictures were drawn from them. {drawn} of {len(panels)} figures drawn. Each caption says what the "
-             f"picture should show; the notes under it compare your numbers with what the course notes state "
-             f"(they are not the hidden tests).</p>\n")
-    summary = ("<ul class=\"summary\">\n" + "".join(f"<li>{escape(note)}</li>\n" for note in info.notes) + "</ul>\n"
-               if info.notes else "")
-    sections = "".join(_section(panel, expected.get(panel.figure.name)) for panel in panels)
-    printed = (f"<details><summary>What your code printed</summary><pre>{escape(info.printed)}</pre></details>\n"
-               if info.printed.strip() else "")
-    return head + intro + summary + sections + printed + f"<script>{SCRIPT}</script>\n</body>\n</html>\n"
+    return render_html("show/page.html.j2", policy=policy, assignment=info.assignment, title=info.title,
+                       source=info.source, isolation=in_plain_words(info.isolation), seconds=f"{info.seconds:.1f}",
+                       drawn=sum(panel.status == DRAWN for panel in panels), notes=info.notes, printed=info.printed,
+                       panels=[_panel_view(panel, expected.get(panel.figure.name)) for panel in panels], marks=MARKS,
+                       script=SCRIPT)
 
 
-def _section(panel: Panel, expected: str | None) -> str:
+def _panel_view(panel: Panel, expected: str | None) -> dict[str, Any]:
+    """A figure's section: its declaration's texts, its PNG and the expected one, why it was not drawn, the notes."""
     figure = panel.figure
-    images = _image(panel.image, "your code" if panel.status == DRAWN else "your code: not drawn", figure.title)
-    if expected:
-        images += _image(expected, "expected (the reference solution's figure)", f"{figure.title}, expected")
-    reason = f'<p class="reason">{escape(panel.reason)}</p>\n' if panel.reason else ""
-    notes = "".join(f'<li class="{kind}">{MARKS.get(kind, "•")} {escape(text)}</li>\n'
-                    for kind, text in panel.lines())
-    return (f'<section id="{escape(figure.name)}">\n<h2>{escape(figure.title)}</h2>\n'
-            f'<p class="caption">{escape(figure.caption)}</p>\n<div class="images">\n{images}</div>\n{reason}'
-            + (f'<ul class="notes">\n{notes}</ul>\n' if notes else "") + "</section>\n")
-
-
-def _image(source: str, label: str, alt: str) -> str:
-    return (f'<figure><img src="{escape(source)}" alt="{escape(alt)}">'
-            f"<figcaption>{escape(label)}</figcaption></figure>\n")
+    return {"name": figure.name, "title": figure.title, "caption": figure.caption, "image": panel.image,
+            "drawn": panel.status == DRAWN, "expected": expected, "reason": panel.reason, "lines": panel.lines()}
 
 
 def write_page(folder: Path, text: str) -> Path:
