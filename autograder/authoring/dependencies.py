@@ -11,7 +11,8 @@ from autograder.errors import TemplateError
 from autograder.util.paths import PACKAGE_ROOT
 from autograder.util.tomlio import load_toml
 
-INSTRUCTOR_ONLY = ("tqdm", "pyyaml", "tabulate")  # runtime dependencies neither `grader check` nor `grader show` imports
+INSTRUCTOR_ONLY = ("tqdm", "pyyaml", "tabulate")  # runtime dependencies neither `grader check` nor `show` imports
+SHOW_ONLY = ("matplotlib", "jinja2")  # runtime dependencies only `grader show` imports (it draws, and writes a page)
 # Never installed by the notebook: torch is a large download that must match the course's pin; the others are
 # requirements of torch (jinja2) or of every Jupyter kernel (platformdirs, through jupyter_core).
 KERNEL_PROVIDED = ("torch", "jinja2", "platformdirs")
@@ -59,6 +60,24 @@ def runtime_requirements() -> list[Requirement]:
             below = (int(python.group(1)), int(python.group(2)))
         found.append(Requirement(name, f"{name}{version}", name.lower().replace("-", "_"), below))
     return found
+
+
+def student_dependencies(figures: bool) -> list[str]:
+    """The ``[project] dependencies`` entries of the student release's project file, as the grader's declares them
+    (with their markers): all but INSTRUCTOR_ONLY, and but SHOW_ONLY when the release has no ``grader show``.
+
+    Args:
+        figures: The release ships ``grader show`` (its assignment declares figures).
+    """
+    left_out = INSTRUCTOR_ONLY + (() if figures else SHOW_ONLY)
+    lines = load_toml(PACKAGE_ROOT / "pyproject.toml")["project"]["dependencies"]
+    return [line for line in lines if _name(line) not in left_out]
+
+
+def _name(requirement: str) -> str:
+    """A requirement's distribution name, lowercase (``PyYAML>=6`` -> ``pyyaml``)."""
+    match = _REQUIREMENT.match(requirement)
+    return match.group(1).lower() if match else requirement.strip().lower()
 
 
 def notebook_requirements() -> list[Requirement]:

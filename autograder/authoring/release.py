@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.authoring.closure import module_closure
-from autograder.authoring.dependencies import INSTRUCTOR_ONLY
+from autograder.authoring.dependencies import student_dependencies
 from autograder.authoring.readme import STUDENT_README
 from autograder.authoring.template import find_regions, render_template, template_drift
 from autograder.errors import ReleaseError
@@ -19,7 +19,7 @@ from autograder.spec.manifest import FORBIDDEN_NAME_PARTS
 from autograder.spec.quiz import load_key
 from autograder.submission.intake import SHIPPED_TEMPLATE, shipped_template
 from autograder.util.paths import PACKAGE_DIR, PACKAGE_ROOT, display_path
-from autograder.util.tomlio import load_toml
+from autograder.util.tomlio import dumps_toml, load_toml
 
 TEMPLATES = PACKAGE_DIR / "templates"
 MIN_LEAK_LINE = 16
@@ -130,20 +130,19 @@ def student_grader_modules(figures: bool = True) -> list[Path]:
     return module_closure(_CHECK_ENTRY_POINTS + (_SHOW_ENTRY_POINTS if figures else ()))
 
 
-def _student_pyproject() -> str:
-    """The project file of the student release: the grader's runtime dependencies only (no instructor or dev
-    extras, no tool settings)."""
-    text = (PACKAGE_ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    kept, skipping = [], False
-    for line in text.splitlines(keepends=True):
-        header = re.match(r"\[([^\]]+)\]", line)
-        if header:
-            skipping = header.group(1) == "project.optional-dependencies" or header.group(1).startswith("tool.ruff") \
-                or header.group(1).startswith("tool.pytest")
-        instructor_only = re.match(r'\s*"(' + "|".join(INSTRUCTOR_ONLY) + r')[<>=~ ;"]', line)
-        if not skipping and not instructor_only:
-            kept.append(line)
-    return "".join(kept).rstrip("\n") + "\n"
+def _student_pyproject(figures: bool) -> str:
+    """The project file of the student release: the grader's, without the instructor and dev extras, the tool
+    settings but setuptools', and the dependencies no student command imports (``dependencies.student_dependencies``).
+
+    Args:
+        figures: The release ships ``grader show``.
+    """
+    project = load_toml(PACKAGE_ROOT / "pyproject.toml")
+    project["project"]["dependencies"] = student_dependencies(figures)
+    project["project"].pop("optional-dependencies", None)
+    project["tool"] = {"setuptools": project["tool"]["setuptools"]}
+    commands = "`grader check` and `grader show`" if figures else "`grader check`"
+    return f"# The grader as `grader release` ships it to students, for {commands}.\n" + dumps_toml(project)
 
 
 def write_student_grader(destination: Path, figures: bool = True) -> None:
@@ -165,7 +164,7 @@ def write_student_grader(destination: Path, figures: bool = True) -> None:
             _write(package / relative, path.read_bytes())
     for path in sorted((PACKAGE_DIR / _SHOW_TEMPLATES).iterdir()) if figures else []:
         _write(package / path.relative_to(PACKAGE_DIR), path.read_bytes())
-    _write(destination / "pyproject.toml", _student_pyproject())
+    _write(destination / "pyproject.toml", _student_pyproject(figures))
 
 
 # -- the student release -------------------------------------------------------------------------------

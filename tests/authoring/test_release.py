@@ -22,6 +22,7 @@ from autograder.errors import ReleaseError
 from autograder.spec.assignment import Assignment, load_assignment
 from autograder.spec.quiz import load_key
 from autograder.util.paths import PACKAGE_DIR
+from autograder.util.tomlio import loads_toml
 
 NBGRADER_MISSING = "nbgrader is not installed (pip install -e '.[instructor]'); CI installs it, so this runs there"
 
@@ -223,7 +224,19 @@ def test_the_student_pyproject_declares_no_instructor_or_dev_extras(release: Pat
     text = (release / "assignment3-student" / "pyproject.toml").read_text()
     assert "optional-dependencies" not in text and "nbgrader" not in text and "hypothesis" not in text
     assert "tqdm" not in text  # only the instructor commands draw progress bars
-    assert "torch==" in text and "pytest" in text
+    assert "pyyaml" not in text and "tabulate" not in text  # grade-all's export reader, the instructors' tables
+    assert "torch==" in text and "pytest" in text and "jinja2" in text  # grader show writes its page with Jinja2
+
+
+def test_a_release_without_grader_show_installs_nothing_only_show_uses() -> None:
+    """No template library (Jinja2) nor matplotlib where no student command imports them."""
+    from autograder.authoring.release import _student_pyproject
+
+    names = {re.split(r"[<>=~;! ]", line)[0].lower() for line in
+             loads_toml(_student_pyproject(figures=False))["project"]["dependencies"]}
+    assert "torch" in names and "pytest" in names and not names & {"jinja2", "matplotlib", "tqdm", "pyyaml"}
+    assert {"jinja2", "matplotlib"} <= {re.split(r"[<>=~;! ]", line)[0].lower() for line in
+                                        loads_toml(_student_pyproject(figures=True))["project"]["dependencies"]}
 
 
 def test_the_version_is_one_fact_that_the_grader_and_its_releases_read(release: Path) -> None:
@@ -234,9 +247,10 @@ def test_the_version_is_one_fact_that_the_grader_and_its_releases_read(release: 
     import autograder
 
     for project in (Path(autograder.__file__).parents[1], release / "assignment3-student"):
-        text = (project / "pyproject.toml").read_text()
-        assert 'dynamic = ["version"]' in text and 'version = { attr = "autograder.__version__" }' in text, project
-        assert not re.search(r"^version\s*=\s*\"", text, re.M), project  # no literal version besides
+        declared = loads_toml((project / "pyproject.toml").read_text())
+        assert declared["project"]["dynamic"] == ["version"], project
+        assert declared["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "autograder.__version__"}, project
+        assert "version" not in declared["project"], project  # no literal version besides
     assert importlib.metadata.version("transformer-autograder") == autograder.__version__
 
 
