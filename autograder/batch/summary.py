@@ -82,15 +82,19 @@ def _counts(summary: BatchSummary, graded_rows: list[SubmissionRow], earlier: in
     counts = [("graded now", str(now_graded)),
               ("unchanged", f"{len(summary.skipped)} (skipped; --force re-grades them)"),
               ("could not grade", f"{len(summary.errors) + earlier}" + (again if earlier else ""))]
-    if graded_rows:
-        scores = [r.score for r in graded_rows]
-        top = max(r.max_score for r in graded_rows)
-        full = sum(1 for r in graded_rows if r.max_score and r.score >= r.max_score)
-        counts.append(("scores", f"mean {statistics.fmean(scores):.2f} / {top:g}, median "
-                                 f"{statistics.median(scores):g}, {full} with full marks"))
+    counts += [("scores", _scores(graded_rows))] if graded_rows else []
     per = f" ({summary.wall_seconds / now_graded:.2f} s per graded submission)" if now_graded else ""
     workers = f" with {summary.jobs} worker{'s' * (summary.jobs != 1)}" if summary.jobs else ""
     return counts + [("wall time", f"{summary.wall_seconds:g} s{workers}{per}")]
+
+
+def _scores(graded_rows: list[SubmissionRow]) -> str:
+    """The mean and median score of the graded submissions, and how many have full marks."""
+    scores = [r.score for r in graded_rows]
+    top = max(r.max_score for r in graded_rows)
+    full = sum(1 for r in graded_rows if r.max_score and r.score >= r.max_score)
+    return (f"mean {statistics.fmean(scores):.2f} / {top:g}, median {statistics.median(scores):g}, "
+            f"{full} with full marks")
 
 
 def _figure_lines(summary: BatchSummary) -> list[str]:
