@@ -5,7 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the autograder package
-PACKAGE_ROOT = PACKAGE_DIR.parent  # the folder holding it (and, in a checkout, assignments/ and the reference)
+PACKAGE_ROOT = PACKAGE_DIR.parent  # the folder holding it: a source tree, or an installation's site-packages
+# The grader's own source tree (a repository, a student release, the Gradescope bundle: pyproject.toml beside the
+# package), or None when it was installed from a wheel: PACKAGE_ROOT is then the site-packages that every other
+# library shares, which holds no course material and which a job must still be able to import from.
+CHECKOUT = PACKAGE_ROOT if (PACKAGE_ROOT / "pyproject.toml").is_file() else None
 
 
 def display_path(path: Path) -> str:
