@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 @friendly_errors
 def check(assignment: str, path: Path | None, tasks: tuple[str, ...], verbose: bool, watch: bool,
           show_extracted: Path | None) -> None:
-    """Run the public tests on your work (default: this folder; a package, a folder or repository holding it, a zip
-    or a .ipynb notebook, found as grading finds it) and check the quiz answers' format."""
+    """Run the public tests on your work (default: this folder, its package folder or a .ipynb notebook in it; or a
+    package, a folder or repository holding it, a zip or a notebook, found as grading finds it) and check the quiz
+    answers' format."""
     from autograder.public.runner import select_tasks
     from autograder.public.warm import WarmWorker
 
