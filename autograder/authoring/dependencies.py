@@ -12,7 +12,7 @@ from autograder.util.paths import PACKAGE_ROOT
 from autograder.util.tomlio import load_toml
 
 INSTRUCTOR_ONLY = ("tqdm",)  # runtime dependencies neither `grader check` nor `grader show` imports
-KERNEL_PROVIDED = ("torch",)  # never installed by the notebook: a large download that must match the course's pin
+KERNEL_PROVIDED = ("torch",)  # never installed by the notebook's own list: a large download the kernel brings
 
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9_.-]*)\s*([^;]*?)\s*(?:;\s*(.*?))?\s*$")
 _PYTHON_BELOW = re.compile(r"""^python_version\s*<\s*['"](\d+)\.(\d+)['"]$""")

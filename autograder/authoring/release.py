@@ -19,7 +19,7 @@ from autograder.spec.manifest import FORBIDDEN_NAME_PARTS
 from autograder.spec.quiz import load_key
 from autograder.submission.intake import SHIPPED_TEMPLATE, shipped_template
 from autograder.util.paths import PACKAGE_DIR, PACKAGE_ROOT, display_path
-from autograder.util.tomlio import load_toml
+from autograder.util.pins import CONSTRAINTS, pinned_version
 
 TEMPLATES = PACKAGE_DIR / "templates"
 MIN_LEAK_LINE = 16
@@ -57,15 +57,6 @@ class Release:
 # -- templates -----------------------------------------------------------------------------------------
 
 
-def torch_version() -> str:
-    """The torch version pinned in pyproject.toml (what every install must use)."""
-    for requirement in load_toml(PACKAGE_ROOT / "pyproject.toml")["project"]["dependencies"]:
-        name, _, version = requirement.partition("==")
-        if name.strip() == "torch" and version:
-            return version.strip()
-    raise ReleaseError("pyproject.toml does not pin torch (torch==X.Y.Z); the release scripts need the pin")
-
-
 def fill(template_name: str, values: dict[str, str]) -> str:
     """Read ``autograder/templates/<name>`` and replace each ``@@KEY@@``; every placeholder must be known.
 
@@ -91,7 +82,7 @@ def template_values(assignment: Assignment) -> dict[str, str]:
         "ASSIGNMENT": assignment.name,
         "PACKAGE": assignment.package,
         "TITLE": assignment.title,
-        "TORCH_VERSION": torch_version(),
+        "TORCH_VERSION": pinned_version("torch"),  # the build grades are computed with, which the README names
         "STUDENT": f"{assignment.name}-student",
         "GRADESCOPE": f"{assignment.name}-gradescope",
         "VISIBILITY": assignment.visibility,  # [gradescope]: run_autograder's own result when grading fails
@@ -162,6 +153,7 @@ def write_student_grader(destination: Path, figures: bool = True) -> None:
         relative = path.relative_to(PACKAGE_DIR)
         if relative.parts[0] != "cli" or relative.stem in commands:
             _write(package / relative, path.read_bytes())
+    _write(package / CONSTRAINTS.relative_to(PACKAGE_DIR), CONSTRAINTS.read_bytes())  # the course's torch: check's note
     _write(destination / "pyproject.toml", _student_pyproject())
 
 

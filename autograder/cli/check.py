@@ -59,6 +59,7 @@ def _check(spec: Assignment, path: Path | None, selected: list[str] | None, task
     from autograder.public.render import rewritable
     from autograder.public.watch import check_and_print, watch_and_check
     from autograder.submission.notebook.read import is_notebook
+    from autograder.util.pins import torch_note
     from autograder.util.targets import output_folder
 
     if show_extracted is not None:
@@ -68,6 +69,9 @@ def _check(spec: Assignment, path: Path | None, selected: list[str] | None, task
         click.echo(text, nl=False)
 
     live = rewritable(sys.stdout)  # a status line says what still runs, taken back by the next line
+    note = torch_note()  # the student's own torch may differ from the one grades are computed with
+    if note:
+        write(f"note: {note}\n")
     if watch:
         watch_and_check(spec, path, selected, write, verbose=verbose, show_extracted=show_extracted,
                         typed_tasks=tasks, worker=worker, live=live)
