@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 
 from autograder.errors import TemplateError
-from autograder.util.paths import PACKAGE_ROOT
+from autograder.util.paths import project_file
 from autograder.util.tomlio import load_toml
 
 INSTRUCTOR_ONLY = ("tqdm",)  # runtime dependencies neither `grader check` nor `grader show` imports
@@ -43,7 +43,7 @@ def runtime_requirements() -> list[Requirement]:
             evaluates only that one).
     """
     found = []
-    for line in load_toml(PACKAGE_ROOT / "pyproject.toml")["project"]["dependencies"]:
+    for line in load_toml(project_file("the student notebook"))["project"]["dependencies"]:
         match = _REQUIREMENT.match(line)
         if match is None or match.group(1).lower() in INSTRUCTOR_ONLY:
             continue
