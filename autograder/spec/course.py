@@ -64,7 +64,8 @@ def assignments_root() -> Path:
     if found is None:
         raise AssignmentError(f"no course found: neither {_working_folder()} nor a folder above it holds "
                               f"{ASSIGNMENTS}/<name>/{MANIFEST}, and {ASSIGNMENTS_ENV} is not set; cd into the course "
-                              f"folder (the one holding {ASSIGNMENTS}/) or set {ASSIGNMENTS_ENV}=/path/to/{ASSIGNMENTS}")
+                              f"folder (the one holding {ASSIGNMENTS}/) or set "
+                              f"{ASSIGNMENTS_ENV}=/path/to/{ASSIGNMENTS}")
     return found
 
 
