@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 
 from autograder.errors import TemplateError
-from autograder.util.paths import PACKAGE_ROOT
+from autograder.util.paths import project_file
 from autograder.util.tomlio import load_toml
 
 INSTRUCTOR_ONLY = ("tqdm", "pyyaml", "tabulate")  # runtime dependencies neither `grader check` nor `show` imports
@@ -46,7 +46,7 @@ def runtime_requirements() -> list[Requirement]:
             evaluates only that one).
     """
     found = []
-    for line in load_toml(PACKAGE_ROOT / "pyproject.toml")["project"]["dependencies"]:
+    for line in load_toml(project_file("the student notebook"))["project"]["dependencies"]:
         match = _REQUIREMENT.match(line)
         if match is None or match.group(1).lower() in INSTRUCTOR_ONLY:
             continue
@@ -70,7 +70,7 @@ def student_dependencies(figures: bool) -> list[str]:
         figures: The release ships ``grader show`` (its assignment declares figures).
     """
     left_out = INSTRUCTOR_ONLY + (() if figures else SHOW_ONLY)
-    lines = load_toml(PACKAGE_ROOT / "pyproject.toml")["project"]["dependencies"]
+    lines = load_toml(project_file("the student release"))["project"]["dependencies"]
     return [line for line in lines if _name(line) not in left_out]
 
 

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from autograder.authoring.dependencies import notebook_requirements, runtime_requirements
+from autograder.authoring.dependencies import notebook_requirements
 from autograder.authoring.readme import Step, order_steps, read_student_readme, sentences_naming
 from autograder.errors import TemplateError
 from autograder.spec.assignment import Assignment
@@ -15,6 +15,7 @@ from autograder.spec.quiz import load_questions
 from autograder.submission.notebook.collect import ANSWERS_NAME
 from autograder.submission.notebook.layout import parse_layout
 from autograder.util.paths import display_path
+from autograder.util.pins import pinned_version
 from autograder.util.syntax import literal_eval, parse
 
 GRADING_NOTE = """## How this notebook is graded
@@ -42,7 +43,7 @@ them to a page beside this notebook; like the checks, it says nothing about the 
 """
 
 SETUP_CELL = '''# Setup: run this cell first. It makes the checker importable and installs with pip only what is missing
-# (never torch: this kernel must already have the course's torch).
+# (never torch: this kernel must already have one, which stays as it is).
 import importlib
 import importlib.util
 import subprocess
@@ -55,7 +56,7 @@ RELEASE = "{release}"  # the student release: a folder or a .zip beside this not
 NEEDED = {needed}
 if importlib.util.find_spec("torch") is None:
     raise ModuleNotFoundError("torch is not installed in this kernel: choose the course's kernel, or install "
-                              "{torch} (its CPU build) and restart the kernel")
+                              "torch=={torch} (the course's, its CPU build) and restart the kernel")
 if importlib.util.find_spec("autograder") is None:
     places = [Path.cwd(), Path.cwd().parent]
     folders = [p / RELEASE for p in places if (p / RELEASE / "autograder").is_dir()]
@@ -67,7 +68,7 @@ if importlib.util.find_spec("autograder") is None:
     if not folders:
         raise FileNotFoundError(f"The checker is not installed and neither {{RELEASE}}/ nor {{RELEASE}}.zip is "
                                 f"beside this notebook: put the student release there and run this cell again.")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "-e", str(folders[0])], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", str(folders[0])], check=True)
     sys.path.insert(0, str(folders[0].resolve()))  # this kernel started before the install
 missing = [pip for module, pip, below in NEEDED
            if (below is None or sys.version_info < below) and importlib.util.find_spec(module) is None]
@@ -80,11 +81,11 @@ from autograder.public.notebook import check_notebook'''
 
 def setup_cell(assignment: Assignment) -> str:
     """The notebook's setup cell: the student release made importable, and every runtime dependency of ``check``
-    and ``show`` installed when missing (torch never: see dependencies.KERNEL_PROVIDED)."""
+    and ``show`` installed when missing (torch never: see dependencies.KERNEL_PROVIDED; its message names the build
+    grades are computed with)."""
     needed = [(r.import_name, r.text, r.python_below) for r in notebook_requirements()]
-    torch = next((r.text for r in runtime_requirements() if r.name.lower() == "torch"), "torch")
     rows = "".join(f"\n    {entry!r}," for entry in needed)
-    return SETUP_CELL.format(release=f"{assignment.name}-student", needed=f"[{rows}\n]", torch=torch)
+    return SETUP_CELL.format(release=f"{assignment.name}-student", needed=f"[{rows}\n]", torch=pinned_version("torch"))
 
 
 def notebook_path(assignment: Assignment) -> Path:

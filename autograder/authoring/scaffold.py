@@ -34,7 +34,7 @@ def new_assignment(name: str, root: Path) -> list[Path]:
 
     Args:
         name: The assignment's (and the student package's) name: a Python identifier.
-        root: The folder of assignments (``assignments_root()``).
+        root: The folder of assignments (``autograder.cli.new``: the course's, or a new one).
 
     Returns:
         The files written, the template's last.

@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 @friendly_errors
 def check(assignment: str, path: Path | None, tasks: tuple[str, ...], verbose: bool, watch: bool,
           show_extracted: Path | None) -> None:
-    """Run the public tests on your work (default: this folder; a package, a folder or repository holding it, a zip
-    or a .ipynb notebook, found as grading finds it) and check the quiz answers' format."""
+    """Run the public tests on your work (default: this folder, its package folder or a .ipynb notebook in it; or a
+    package, a folder or repository holding it, a zip or a notebook, found as grading finds it) and check the quiz
+    answers' format."""
     from autograder.public.runner import select_tasks
     from autograder.public.warm import WarmWorker
 
@@ -58,6 +59,7 @@ def _check(spec: Assignment, path: Path | None, selected: list[str] | None, task
     from autograder.public.render import rewritable
     from autograder.public.watch import check_and_print, watch_and_check
     from autograder.submission.notebook.read import is_notebook
+    from autograder.util.pins import torch_note
     from autograder.util.targets import output_folder
 
     if show_extracted is not None:
@@ -67,6 +69,9 @@ def _check(spec: Assignment, path: Path | None, selected: list[str] | None, task
         click.echo(text, nl=False)
 
     live = rewritable(sys.stdout)  # a status line says what still runs, taken back by the next line
+    note = torch_note()  # the student's own torch may differ from the one grades are computed with
+    if note:
+        write(f"note: {note}\n")
     if watch:
         watch_and_check(spec, path, selected, write, verbose=verbose, show_extracted=show_extracted,
                         typed_tasks=tasks, worker=worker, live=live)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from autograder.cli.base import friendly_errors
@@ -11,14 +13,15 @@ from autograder.cli.base import friendly_errors
 @click.argument("name")
 @friendly_errors
 def new(name: str) -> None:
-    """Scaffold assignments/NAME/ (every manifest key commented), its reference and its student template
-    (under $GRADER_ASSIGNMENTS and the folder above it; default: the grader's own repository)."""
+    """Scaffold assignments/NAME/ (every manifest key commented), its reference and its student template, in the
+    course every command finds from this folder ($GRADER_ASSIGNMENTS, else the nearest assignments/ from here up);
+    where there is none, a new course here: ./assignments/NAME/."""
     from autograder.authoring.scaffold import new_assignment
-    from autograder.spec.assignment import assignments_root
+    from autograder.spec.course import ASSIGNMENTS, find_assignments_root
     from autograder.util.paths import display_path
     from autograder.util.targets import output_folder
 
-    root = assignments_root()
+    root = find_assignments_root(bundled=False) or Path.cwd() / ASSIGNMENTS
     for folder, what in ((root / name, "the assignment's folder"),
                          (root.parent / "reference_solutions" / name, "the reference's folder"),
                          (root.parent / "student_template" / name, "the template's folder")):

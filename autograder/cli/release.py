@@ -22,9 +22,11 @@ def release(assignment: str, out: Path, run_verify: bool) -> None:
     """Build the student release, the Gradescope autograder and a GitHub Classroom starter repository."""
     from autograder.authoring.release import build_release, render_release
     from autograder.authoring.verify import render_verification, verify_assignment
+    from autograder.util.paths import project_file
 
     spec = assignment_named(assignment)
     output_folder(out, "--out")  # before `grader verify` grades anything
+    project_file("grader release")  # the releases' project files are made from it: a wheel has none
     if run_verify:
         outcome = verify_assignment(spec)
         click.echo(render_verification(outcome), nl=False)

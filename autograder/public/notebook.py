@@ -15,7 +15,7 @@ from typing import Any
 from autograder.errors import NotebookError
 from autograder.public.warm import WarmWorker
 from autograder.spec.assignment import Assignment
-from autograder.submission.intake import default_work, prepare_extraction, prepare_submission
+from autograder.submission.intake import prepare_extraction, prepare_submission
 from autograder.submission.notebook.extract import Extraction, extract, write_package
 from autograder.submission.notebook.read import Cell, is_notebook, read_notebook
 from autograder.submission.package import PreparedSubmission
@@ -37,9 +37,8 @@ def checked_work(assignment: Assignment, path: Path | None, show_extracted: Path
     Yields:
         The prepared submission (removed afterwards).
     """
-    given = default_work(path)
     with tempfile.TemporaryDirectory(prefix="grader-check-") as scratch:
-        prepared = prepare_submission(given, assignment, Path(scratch))
+        prepared = prepare_submission(path, assignment, Path(scratch))
         if show_extracted is not None and is_notebook(prepared.source):
             show_extracted.mkdir(parents=True, exist_ok=True)
             for file in sorted(prepared.package_dir.iterdir()):

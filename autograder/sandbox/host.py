@@ -31,7 +31,7 @@ from autograder.sandbox.results import (
     sanitize_job_dir,
 )
 from autograder.sandbox.tiers import TIERS, meets, tier_of
-from autograder.util.paths import PACKAGE_ROOT
+from autograder.util.paths import CHECKOUT
 
 STEP_POLL_SECONDS = 0.1
 
@@ -89,13 +89,15 @@ def known_capability() -> str | None:
 
 
 def default_protected() -> list[Path]:
-    """Folders no job may see: the grader's own folder (instructor material included), the assignments and the
-    store of reference outputs (autograder.judge.refcache; created here so it exists before any job runs)."""
+    """Folders no job may see: the grader's own source tree (instructor material included; an installed wheel's
+    site-packages holds none), the course's assignments and the references beside them, and the store of reference
+    outputs (autograder.judge.refcache; created here so it exists before any job runs)."""
     from autograder.judge.refcache import cache_root
-    from autograder.spec.assignment import assignments_root
+    from autograder.spec.course import find_assignments_root
 
-    store = cache_root()
-    return [PACKAGE_ROOT, assignments_root(), PACKAGE_ROOT / "reference_solutions"] + ([store] if store else [])
+    store, course = cache_root(), find_assignments_root()
+    return ([CHECKOUT] if CHECKOUT else []) + ([course, course.parent / "reference_solutions"] if course else []) + (
+        [store] if store else [])
 
 
 def _within(path: Path, folder: Path) -> bool:
@@ -157,7 +159,7 @@ class Zygote:
         home.mkdir(parents=True, exist_ok=True)
         self._started_at = time.monotonic()
         self._trial_root = make_trial_dirs()
-        protected = [PACKAGE_ROOT, *default_protected(), *self.protect]
+        protected = [*default_protected(), *self.protect]
         if self.scratch.parent != Path(tempfile.gettempdir()):
             protected.append(self.scratch.parent)
         self.process = self.template.fork_zygote(self, home, self.capability or known_capability(), self.warm_up)

@@ -50,7 +50,7 @@ from autograder.sandbox.confine import (
 from autograder.sandbox.linux import prctl_quietly
 from autograder.sandbox.memory import JOB_OOM_SCORE_ADJ, set_oom_score_adj
 from autograder.sandbox.plan import Plan
-from autograder.util.paths import PACKAGE_ROOT
+from autograder.util.paths import CHECKOUT
 
 REFERENCE_PACKAGE = "_grader_reference"
 
@@ -182,7 +182,7 @@ def _isolate_imports(workdir: str) -> None:
     No ``importlib.invalidate_caches()``: the workdir is a fresh folder no finder has cached, and a cached
     finder stats its folder on every lookup, so a folder the sandbox hides is seen as empty anyway; the call
     only made every later import re-list its folder (and cost 1.5 ms of copied pages)."""
-    sys.path[:] = [workdir] + [p for p in sys.path if p and os.path.realpath(p) != str(PACKAGE_ROOT)]
+    sys.path[:] = [workdir] + [p for p in sys.path if p and os.path.realpath(p) != str(CHECKOUT)]
     sys.meta_path.insert(0, _ImportBlocker())
     if len(sys.modules) != _MODULES_WHEN_FORGOTTEN:  # sys.modules only grows in the zygote
         forget_trusted_side()

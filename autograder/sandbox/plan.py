@@ -8,7 +8,7 @@ from typing import Any
 
 from autograder.sandbox import linux
 from autograder.sandbox.tiers import tier_of
-from autograder.util.paths import PACKAGE_ROOT
+from autograder.util.paths import CHECKOUT
 
 
 class Plan:
@@ -43,6 +43,9 @@ class Plan:
                 "uid": self.uid if "uid" in self.features else os.geteuid(), "landlock_abi": self.abi}
 
 
+_OWN = [str(CHECKOUT)] if CHECKOUT else []  # the grader's source tree; an installed wheel's site-packages is kept
+
+
 def _python_paths(protected: list[str]) -> list[str]:
     """The folders of the Python installation and its packages (never the grader's own folder)."""
     import sysconfig
@@ -55,9 +58,9 @@ def _python_paths(protected: list[str]) -> list[str]:
     keep = set()
     for path in candidates:
         real = os.path.realpath(path)
-        if real == str(PACKAGE_ROOT) or not os.path.isdir(real):
+        if real in _OWN or not os.path.isdir(real):
             continue
-        if any(linux.inside(p, real) for p in protected + [str(PACKAGE_ROOT)]):
+        if any(linux.inside(p, real) for p in protected + _OWN):
             continue  # a folder that contains the grader or instructor material is never exposed whole
         keep.add(real)
     return sorted(keep)

@@ -16,7 +16,7 @@ from autograder.errors import GraderError
 from autograder.reports.results import ERROR, TIMEOUT
 from autograder.sandbox.host import new_scratch
 from autograder.spec.assignment import Assignment, load_assignment
-from autograder.submission.intake import default_work, prepare_submission
+from autograder.submission.intake import prepare_submission
 from autograder.submission.package import PreparedSubmission
 from autograder.util.targets import output_folder
 
@@ -151,8 +151,7 @@ def render_figures(assignment: Assignment | str, path: Path | str | None = None,
         if prepared is None:  # the one intake, here: the probes run on this copy
             intake = new_scratch(prefix="grader-show-intake-")
             cleanup.callback(shutil.rmtree, intake, ignore_errors=True)
-            prepared = prepare_submission(default_work(Path(path).expanduser() if path is not None else None), spec,
-                                          intake)
+            prepared = prepare_submission(Path(path).expanduser() if path is not None else None, spec, intake)
         return _render(spec, prepared, out, expected, workers, expected_folder, zygotes, source, started, cache)
 
 

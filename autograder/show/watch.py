@@ -88,6 +88,6 @@ def _watched(assignment: Assignment, path: Path | None) -> list[Path]:
     given = default_work(path)
     scratch = new_scratch(prefix="grader-show-watch-")
     try:
-        return watched_files(assignment, prepare_submission(given, assignment, scratch), given)
+        return watched_files(assignment, prepare_submission(path, assignment, scratch), given)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

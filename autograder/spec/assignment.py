@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.errors import AssignmentError
+from autograder.spec.course import MANIFEST, assignments_root, available_assignments, elsewhere
 from autograder.spec.late import LatePolicy, parse_when, policy_from_table
 from autograder.spec.manifest import (
     ManifestProblem,
@@ -21,11 +21,9 @@ from autograder.spec.manifest import (
     table,
     validate_all,
 )
-from autograder.util.paths import PACKAGE_ROOT, display_path
+from autograder.util.paths import display_path
 from autograder.util.tomlio import TOMLDecodeError, load_toml
 
-MANIFEST = "assignment.toml"
-ASSIGNMENTS_ENV = "GRADER_ASSIGNMENTS"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")  # Gradescope's test visibilities
 
@@ -225,32 +223,6 @@ class Assignment:
         return names
 
 
-def assignments_root() -> Path:
-    """Return the folder holding every assignment (``$GRADER_ASSIGNMENTS`` or the repository's ``assignments/``)."""
-    configured = os.environ.get(ASSIGNMENTS_ENV)
-    if configured:
-        return Path(configured).resolve()
-    return PACKAGE_ROOT / "assignments"
-
-
-def available_assignments(root: Path | None = None) -> list[str]:
-    """Names of the assignments that have a manifest."""
-    root = root or assignments_root()
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if (p / MANIFEST).is_file())
-
-
-def _elsewhere(name: str, root: Path) -> str:
-    """How to reach an assignment of that name in ``./assignments`` when the grader looks elsewhere (an instructor's
-    own course folder: every command reads ``$GRADER_ASSIGNMENTS``, else the grader's own ``assignments/``)."""
-    local = Path.cwd() / "assignments"
-    if not _NAME.match(name) or not (local / name / MANIFEST).is_file() or local.resolve() == root.resolve():
-        return ""
-    return (f"; {display_path(local / name)} is one: set {ASSIGNMENTS_ENV}={local.resolve()} to use the assignments "
-            f"there")
-
-
 class ManifestErrors(AssignmentError):
     """A manifest that does not fit its schema: said in one line (its first problem and how many more), with
     ``problems`` listing every one, which ``grader verify`` prints.
@@ -286,7 +258,7 @@ def load_assignment(name: str, root: Path | None = None) -> Assignment:
     if not _NAME.match(name) or not manifest_path.is_file():
         known = ", ".join(available_assignments(root)) or "none"
         raise AssignmentError(f"no assignment named {name!r} in {display_path(root)} (available: {known})"
-                              + _elsewhere(name, root))
+                              + (elsewhere(name, root) if _NAME.match(name) else ""))
     text, data, filled, problems = _read_manifest(manifest_path)
     if problems:
         raise ManifestErrors(name, problems)

@@ -105,11 +105,11 @@ SCHEMA: tuple[Table, ...] = (
             "among them."),
         Key("seed", INTEGER, REQUIRED, "Base seed from which every check's seed is derived (change it and every "
             "input changes)."),
-        Key("reference", STRING, None, "Folder of the reference solution package, relative to the folder "
-            "holding `assignments/` (the parent of `$GRADER_ASSIGNMENTS`, else the grader's repository).",
+        Key("reference", STRING, None, "Folder of the reference solution package, relative to the course "
+            "folder (the one holding `assignments/`: see INSTRUCTORS.md, \"Your course folder\").",
             "`reference_solutions/<name>`"),
-        Key("template", STRING, None, "Folder of the generated student template, relative to the folder "
-            "holding `assignments/` (the parent of `$GRADER_ASSIGNMENTS`, else the grader's repository).",
+        Key("template", STRING, None, "Folder of the generated student template, relative to the course "
+            "folder (the one holding `assignments/`: see INSTRUCTORS.md, \"Your course folder\").",
             "`student_template/<name>`"),
         Key("public_tests", STRING, "public_tests", "Folder of the public tests, relative to the assignment.",
             folder=True),

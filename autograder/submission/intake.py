@@ -45,17 +45,18 @@ def default_work(path: Path | None) -> Path:
     return Path.cwd() if path is None else path
 
 
-def prepare_submission(path: Path, assignment: Assignment, scratch: Path) -> PreparedSubmission:
+def prepare_submission(path: Path | None, assignment: Assignment, scratch: Path) -> PreparedSubmission:
     """Find the student's work in what they gave and copy its declared files into ``scratch``.
 
-    A folder may be the package, hold it (a repository root) or hold a notebook; a ``.ipynb`` is extracted (read,
-    never run); a ``.zip`` is unpacked, only the entries that can be graded. Where a package and a notebook are
-    both found, the one holding work is graded (the package when both or neither do), said in one sentence
-    (:attr:`PreparedSubmission.choice`). A graded file over the size limit is refused with one message
+    A folder may be the package, hold it (a repository root, a few levels down) or hold a notebook; a ``.ipynb`` is
+    extracted (read, never run); a ``.zip`` is unpacked, only the entries that can be graded. Where a package and a
+    notebook are both found, the one holding work is graded (the package when both or neither do), said in one
+    sentence (:attr:`PreparedSubmission.choice`). A graded file over the size limit is refused with one message
     (:attr:`PreparedSubmission.refused`); other files are listed as ignored, never read.
 
     Args:
-        path: What the user gave.
+        path: What the user gave; None: the working folder, where only the folder itself, its ``<package>/`` and
+            the notebooks in it count, never the folders below (a shared folder holds other people's work there).
         assignment: The assignment.
         scratch: A private empty folder.
 
@@ -63,8 +64,11 @@ def prepare_submission(path: Path, assignment: Assignment, scratch: Path) -> Pre
         The prepared submission.
 
     Raises:
-        SubmissionError: If nothing gradable is there, or it is ambiguous, unreadable or unsafe.
+        SubmissionError: If nothing gradable is there (for the working folder: where it looked and what to do), or
+            it is ambiguous, unreadable or unsafe.
     """
+    if path is None:
+        return _from_working_folder(assignment, scratch)
     given = Path(path)
     label = printable(given.name) or "the submission"
     if not given.exists():
@@ -102,12 +106,31 @@ def _reading_bound(assignment: Assignment) -> Callable[[str], int | None]:
     return bound
 
 
+def _from_working_folder(assignment: Assignment, scratch: Path) -> PreparedSubmission:
+    """The work in the working folder, looked for where a student can predict: the folder itself, its
+    ``<package>/`` and the notebooks in it, never the folders below (see :func:`find_package`); else one line
+    saying where it looked and what to do."""
+    try:
+        here = Path.cwd()
+    except OSError:  # removed while the shell stayed in it
+        raise SubmissionError("the working folder no longer exists: cd into your work, or give its path after the "
+                              "assignment's name") from None
+    label = printable(here.name) or "this folder"
+    package = find_package(here, assignment, label, nested=False)
+    notebook = _find_notebook(here, assignment, label, quiet=package is not None, depth=0)
+    if package is None and notebook is None:
+        raise SubmissionError(f"no {assignment.package}/ package nor notebook here: looked in {printable(here)} (the "
+                              f"folder itself, {assignment.package}/ in it and its {NOTEBOOK_SUFFIX} files, not the "
+                              f"folders below); cd into your work, or give its path after the assignment's name")
+    return _take_work(here, here, package, notebook, assignment, scratch, label)
+
+
 def _from_folder(root: Path, given: Path, assignment: Assignment, scratch: Path, label: str,
                  unpacked: Unpacked | None = None) -> PreparedSubmission:
     """The work in a folder (one the user gave, or an unpacked zip's): its package, its notebook, or the rule's pick."""
     root = root.absolute()
     package = find_package(root, assignment, label)
-    notebook = _find_notebook(root, assignment, label, quiet=package is not None)
+    notebook = _find_notebook(root, assignment, label, quiet=package is not None, depth=SEARCH_DEPTH)
     if package is None and notebook is None:
         archive = _single_zip(root) if unpacked is None else None
         if archive is not None:  # Gradescope keeps an uploaded zip as it is: grade what it holds
@@ -116,6 +139,13 @@ def _from_folder(root: Path, given: Path, assignment: Assignment, scratch: Path,
         expected = ", ".join(sorted(module_files(assignment)))
         raise SubmissionError(f"no {assignment.package}/ package found in {label} (looked for {expected}), "
                               f"nor a notebook ({NOTEBOOK_SUFFIX})")
+    return _take_work(root, given, package, notebook, assignment, scratch, label, unpacked)
+
+
+def _take_work(root: Path, given: Path, package: Path | None, notebook: Path | None, assignment: Assignment,
+               scratch: Path, label: str, unpacked: Unpacked | None = None) -> PreparedSubmission:
+    """The package or the notebook found in ``root`` (at least one), chosen by the rule of :func:`_choose`, copied
+    into ``scratch``; ``given`` is what the user named (the folder, or the zip ``root`` was unpacked from)."""
 
     def shown(found: Path) -> Path:
         return given / found.relative_to(root) if given.is_dir() else given
@@ -264,8 +294,8 @@ def _work_signature(files: dict[str, bytes | None], assignment: Assignment) -> d
     return signature
 
 
-def _find_notebook(root: Path, assignment: Assignment, label: str, quiet: bool) -> Path | None:
-    """The student's notebook at or below ``root`` (a few levels), or None.
+def _find_notebook(root: Path, assignment: Assignment, label: str, quiet: bool, depth: int) -> Path | None:
+    """The student's notebook at or below ``root`` (``depth`` levels below), or None.
 
     Checkpoints (``.ipynb_checkpoints``), hidden folders and ``__MACOSX`` are skipped. Several notebooks: the one
     named after the assignment or its package wins.
@@ -274,7 +304,7 @@ def _find_notebook(root: Path, assignment: Assignment, label: str, quiet: bool) 
         SubmissionError: If several notebooks are found and none is named after the assignment (unless ``quiet``:
             beside a package, an unclear notebook is not a reason to refuse the package).
     """
-    found = _notebooks_below(root, SEARCH_DEPTH)
+    found = _notebooks_below(root, depth)
     if len(found) <= 1:
         return found[0] if found else None
     named = [p for p in found if p.stem in {assignment.name, assignment.package}]

@@ -84,13 +84,14 @@ class PreparedSubmission:
                 if f"{module}.py" not in self.refused and f"{module}.py" not in self.missing]
 
 
-def find_package(root: Path, assignment: Assignment, label: str | None = None) -> Path | None:
+def find_package(root: Path, assignment: Assignment, label: str | None = None, nested: bool = True) -> Path | None:
     """Locate the student's package folder at or under ``root``, or None when there is none.
 
-    Accepts the package folder itself, a folder containing it (a repository root, Gradescope's
-    ``/autograder/submission``) up to a few levels deep, or a folder holding the package's files directly.
-    Hidden folders (``.git``, ``.ipynb_checkpoints``) and ``__MACOSX`` are not searched. Messages name the
-    submission by ``label`` (default: the folder's name), never by a path of this machine.
+    Accepts the package folder itself, a folder holding the package's files directly, or a folder containing it (a
+    repository root, Gradescope's ``/autograder/submission``): up to a few levels deep, or, unless ``nested``, only
+    as ``root/<package>/`` (the working folder: a shared one holds other people's work further down). Hidden
+    folders (``.git``, ``.ipynb_checkpoints``) and ``__MACOSX`` are not searched. Messages name the submission by
+    ``label`` (default: the folder's name), never by a path of this machine.
 
     Raises:
         SubmissionError: If several packages are found.
@@ -98,6 +99,18 @@ def find_package(root: Path, assignment: Assignment, label: str | None = None) -
     markers = module_files(assignment)
     if _looks_like_package(root, markers):
         return root
+    if not nested:
+        own = root / assignment.package
+        return own if _looks_like_package(own, markers) and not _course_material(own, root, assignment) else None
+    return _package_below(root, assignment, markers, label)
+
+
+def _package_below(root: Path, assignment: Assignment, markers: set[str], label: str | None) -> Path | None:
+    """The one package a few levels below ``root`` (one named like the package first), or None.
+
+    Raises:
+        SubmissionError: If several packages are found.
+    """
     folders = [p for p in _folders(root, SEARCH_DEPTH) if not _course_material(p, root, assignment)]
     candidates = [p for p in folders if p.name == assignment.package and _looks_like_package(p, markers)]
     if not candidates:

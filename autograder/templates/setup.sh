@@ -13,9 +13,11 @@ if ! command -v python3 >/dev/null 2>&1 || ! python3 -c "import venv, ensurepip"
 fi
 python3 -m venv "$VENV"
 "$VENV/bin/python" -m pip install --no-cache-dir --upgrade pip
-# The CPU wheel first: any other index would pull a multi-GB CUDA build.
-"$VENV/bin/python" -m pip install --no-cache-dir "torch==@@TORCH_VERSION@@" --index-url https://download.pytorch.org/whl/cpu
-"$VENV/bin/python" -m pip install --no-cache-dir -e "$SOURCE"
+# The build grades are computed with (autograder/templates/constraints.txt), its CPU wheel first: any other index
+# would pull a multi-GB CUDA build.
+CONSTRAINTS="$SOURCE/autograder/templates/constraints.txt"
+"$VENV/bin/python" -m pip install --no-cache-dir -c "$CONSTRAINTS" torch --index-url https://download.pytorch.org/whl/cpu
+"$VENV/bin/python" -m pip install --no-cache-dir -c "$CONSTRAINTS" -e "$SOURCE"
 "$VENV/bin/python" -m autograder.cli --version
 # Grade the reference once, so the image holds the store of its outputs (autograder/judge/refcache.py, in
 # ~/.cache/transformer-autograder) and no submission pays for them; grading still works if this fails.

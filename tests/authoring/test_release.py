@@ -22,6 +22,7 @@ from autograder.errors import ReleaseError
 from autograder.spec.assignment import Assignment, load_assignment
 from autograder.spec.quiz import load_key
 from autograder.util.paths import PACKAGE_DIR
+from autograder.util.pins import CONSTRAINTS
 from autograder.util.tomlio import loads_toml
 
 NBGRADER_MISSING = "nbgrader is not installed (pip install -e '.[instructor]'); CI installs it, so this runs there"
@@ -225,7 +226,11 @@ def test_the_student_pyproject_declares_no_instructor_or_dev_extras(release: Pat
     assert "optional-dependencies" not in text and "nbgrader" not in text and "hypothesis" not in text
     assert "tqdm" not in text  # only the instructor commands draw progress bars
     assert "pyyaml" not in text and "tabulate" not in text  # grade-all's export reader, the instructors' tables
-    assert "torch==" in text and "pytest" in text and "jinja2" in text  # grader show writes its page with Jinja2
+    dependencies = loads_toml(text)["project"]["dependencies"]
+    assert any(re.fullmatch(r"torch>=[\d.]+,<3", line) for line in dependencies), dependencies  # a student's torch stays
+    assert "pytest" in text and "jinja2" in text  # grader show writes its page with Jinja2
+    shipped = release / "assignment3-student" / "autograder" / "templates" / "constraints.txt"
+    assert shipped.read_bytes() == CONSTRAINTS.read_bytes()  # the course's build, which check's note compares with
 
 
 def test_a_release_without_grader_show_installs_nothing_only_show_uses() -> None:
@@ -293,7 +298,10 @@ def test_gradescope_zip_has_the_scripts_at_its_root_and_the_hidden_material(rele
     assert any(name.startswith("assignments/assignment3/hidden/checks/") for name in infos)
     assert not any("__pycache__" in name for name in infos)
     assert "student_template/assignment3/attention.py" in infos  # the intake tells the untouched stubs by it
-    assert "torch==2.13.0" in setup and "--index-url https://download.pytorch.org/whl/cpu" in setup
+    assert 'CONSTRAINTS="$SOURCE/autograder/templates/constraints.txt"' in setup  # the one file naming the build
+    assert '-c "$CONSTRAINTS" torch --index-url https://download.pytorch.org/whl/cpu' in setup
+    assert '-c "$CONSTRAINTS" -e "$SOURCE"' in setup and "torch==" not in setup
+    assert "autograder/templates/constraints.txt" in infos
     assert "grade \"assignment3\"" in run and "--format gradescope" in run
     assert "@@" not in setup + run
 
@@ -362,7 +370,9 @@ def test_workflow_grades_with_a_json_report_and_writes_a_summary(release: Path) 
     scripts = "\n".join(step.get("run", "") for step in steps)
     assert "grader grade assignment3" in scripts and "--format json --output grade.json" in scripts
     assert "$GITHUB_STEP_SUMMARY" in scripts
-    assert "torch==2.13.0" in scripts and "pip install -e" in scripts
+    assert 'constraints="$source/autograder/templates/constraints.txt"' in scripts and "torch==" not in scripts
+    assert '-c "$constraints" torch --index-url https://download.pytorch.org/whl/cpu' in scripts
+    assert 'pip install -c "$constraints" -e "$source"' in scripts
     assert "@@" not in (release / "github-classroom" / ".github" / "workflows" / "grade.yml").read_text()
 
 
@@ -504,4 +514,4 @@ def test_grader_release_without_verify_refuses_a_missing_public_tests_folder_in_
 
 def test_fill_refuses_an_unknown_placeholder() -> None:
     with pytest.raises(ReleaseError, match="no value for @@"):
-        fill("setup.sh", {"ASSIGNMENT": "assignment3"})
+        fill("run_autograder", {"ASSIGNMENT": "assignment3"})

@@ -228,7 +228,7 @@ def test_bad_input_is_a_one_line_grader_error(tmp_path, monkeypatch):
     _one_line_error(NotebookError, "broken.ipynb", "assignment2", tmp_path / "broken.ipynb")
     (tmp_path / "empty").mkdir()
     monkeypatch.chdir(tmp_path / "empty")  # a script, nothing here (no package, no notebook): no kernel to read
-    _one_line_error(SubmissionError, "no assignment2/ package found in empty", "assignment2")
+    _one_line_error(SubmissionError, "no assignment2/ package nor notebook here: looked in .*empty", "assignment2")
 
 
 def test_outside_a_kernel_the_history_is_never_read(tmp_path, monkeypatch):

@@ -41,17 +41,18 @@ def test_unknown_assignment_names_the_folder_it_looked_in(tmp_path):
     assert str(caught.value) == f"no assignment named 'nope' in {tmp_path} (available: a1)"
 
 
-def test_an_assignment_of_the_working_folder_names_the_variable_that_reaches_it(tmp_path, monkeypatch):
-    """An instructor's own assignments, outside the grader's repository: the grader does not look in ./assignments
-    unless $GRADER_ASSIGNMENTS says so, and the error says how."""
+def test_an_assignment_of_the_working_folder_hidden_by_the_variable_names_it(tmp_path, monkeypatch):
+    """$GRADER_ASSIGNMENTS beats the course of the working folder; a name found only there says how to reach it."""
     (tmp_path / "assignments" / "mine").mkdir(parents=True)
     (tmp_path / "assignments" / "mine" / "assignment.toml").write_text("")
+    (tmp_path / "other" / "theirs").mkdir(parents=True)
+    (tmp_path / "other" / "theirs" / "assignment.toml").write_text("")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("GRADER_ASSIGNMENTS", raising=False)
-    with pytest.raises(AssignmentError, match=r"\(available: .*assignment3\); assignments/mine is one: set "
-                                              rf"GRADER_ASSIGNMENTS={tmp_path}/assignments to use the "
-                                              r"assignments there$"):
+    monkeypatch.setenv("GRADER_ASSIGNMENTS", str(tmp_path / "other"))
+    with pytest.raises(AssignmentError) as caught:
         load_assignment("mine")
+    assert str(caught.value) == ("no assignment named 'mine' in other (available: theirs); assignments/mine is one, "
+                                 "in the course of this folder: unset GRADER_ASSIGNMENTS to use that course")
 
 
 def test_path_like_names_are_refused():

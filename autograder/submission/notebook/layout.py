@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.spec.assignment import Assignment, assignments_root
+from autograder.spec.assignment import Assignment
 from autograder.submission.notebook.collect import Collected, Definition, _assigned, _bound_by_import, _segment
 from autograder.submission.notebook.places import CellMap, Span
 from autograder.util.syntax import parse
@@ -41,7 +41,7 @@ class ModuleLayout:
 def layout_sources(assignment: Assignment) -> dict[str, str]:
     """Each module's text as laid out for students: the template's, else the reference's (only its structure is
     used, never its code), else the package shipped beside the grader in the student release."""
-    folders = [assignment.template, assignment.reference, assignments_root().parent / assignment.package]
+    folders = [assignment.template, assignment.reference, assignment.root.parent.parent / assignment.package]
     sources = {}
     for module in assignment.modules:
         for folder in folders:
