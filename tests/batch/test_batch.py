@@ -410,7 +410,7 @@ def test_misbehaving_submissions_never_stop_the_batch(tmp_path: Path) -> None:
     assert "longer than 3 s" in outcome["c_hang"].message
     assert outcome["d_raise"].message == "the grader failed on this submission (RuntimeError: boom)"
     assert "no mini/ package found" in outcome["g_empty"].message
-    assert "neither a folder nor a zip" in outcome["h_badzip"].message
+    assert "h_badzip.zip is a damaged zip archive" in outcome["h_badzip"].message
     assert rows(db, "SELECT COUNT(*) FROM current") == [(8,)]
     assert "could not grade  5" in render_summary(summary)
 
