@@ -36,12 +36,15 @@ def write_atomic(path: Path, data: str | bytes, mode: int = 0o644) -> None:
         if temporary is not None:
             Path(temporary).unlink(missing_ok=True)
         if isinstance(exc, OSError):
-            raise WriteFailed(write_failed_message(path, exc)) from exc  # the cause, for a caller's own words
+            raise WriteFailed(write_failed_message(path, exc, atomic=True)) from exc  # the cause, for a caller
         raise
 
 
-def write_failed_message(path: Path, error: OSError) -> str:
-    """``could not write class.csv: no space left on device; ...``: the one sentence of a write that failed."""
+def write_failed_message(path: Path | str | None, error: OSError, atomic: bool = False) -> str:
+    """``could not write class.csv: no space left on device; ...``: the one sentence of a write that failed
+    (``atomic``: by :func:`write_atomic`, which leaves no file half-written)."""
     reason = (error.strerror or str(error)).lower()
-    return (f"could not write {display_path(path)}: {reason}; no file was left half-written (this one is as it was, "
-            f"those written before it are whole): make room or choose another place, then run the command again")
+    shown = display_path(Path(path)) if path else "a file"
+    kept = (" no file was left half-written (this one is as it was, those written before it are whole):" if atomic
+            else "")
+    return f"could not write {shown}: {reason};{kept} make room or choose another place, then run the command again"

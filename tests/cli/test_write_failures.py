@@ -3,8 +3,9 @@ exit 2, never a traceback; the gradebook and the files written before the failur
 written is as it was (``autograder/util/atomic.py:write_atomic``).
 
 The disk is a real one where the tests may mount: a tmpfs of a few pages, filled up to the room a test leaves.
-Where mounting is not allowed (an unprivileged CI runner), the same room is enforced by ``os.fsync`` failing with
-ENOSPC once the folder's files exceed it, which is where a full disk also shows on some file systems (NFS).
+Where mounting is not allowed (an unprivileged CI runner), the same room is enforced by ``os.fsync`` (where a full
+disk also shows on some file systems, NFS) and ``Path.write_text``/``write_bytes`` failing with ENOSPC once the
+folder's files would exceed it.
 """
 
 from __future__ import annotations
@@ -51,15 +52,29 @@ def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Call
             with open(folder / "filler", "wb") as handle:
                 handle.write(b"\0" * filler)
             return folder
-        real_fsync = os.fsync
+        real_fsync, real_write_bytes = os.fsync, Path.write_bytes
+
+        def used() -> int:
+            return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
 
         def fsync(fd: int) -> None:
             path = Path(os.readlink(f"/proc/self/fd/{fd}"))
-            if folder in path.parents and sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) > room:
+            if folder in path.parents and used() > room:
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
             real_fsync(fd)
 
+        def write_bytes(path: Path, data: bytes) -> int:  # what Path.write_text ends in, for writers without fsync
+            if folder in path.absolute().parents and used() + len(data) > room:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+            return real_write_bytes(path, data)
+
+        def write_text(path: Path, text: str, encoding: str | None = None, errors: str | None = None,
+                       newline: str | None = None) -> int:
+            return write_bytes(path, text.encode(encoding or "utf-8", errors or "strict"))
+
         monkeypatch.setattr(os, "fsync", fsync)
+        monkeypatch.setattr(Path, "write_bytes", write_bytes)
+        monkeypatch.setattr(Path, "write_text", write_text)
         return folder
 
     try:
@@ -165,3 +180,15 @@ def test_grade_all_on_a_full_disk_keeps_every_grade_in_the_gradebook(tmp_path: P
         with Gradebook(book, readonly=True) as opened:
             assert sorted(row.student for row in opened.current(ASSIGNMENT, with_reports=False)) == ["ada", "bob"]
         assert not list(disk.rglob(".*.tmp"))
+
+
+def test_a_writer_that_copies_files_on_a_full_disk_is_one_line_too(tmp_path: Path,
+                                                                   small_disk: Callable[[int], Path]) -> None:
+    """`grader new` writes its files one by one (not through write_atomic, as `release` copies trees and `show` draws
+    PNGs): the CLI's one handler says a disk that filled up in one line."""
+    folder = small_disk(PAGE) / "assignments"
+    result = CliRunner().invoke(main, ["new", "demo"], env={"GRADER_ASSIGNMENTS": str(folder)})
+    assert not (result.exception and not isinstance(result.exception, SystemExit)), repr(result.exception)
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: could not write ") and "no space left on device; make room" in line, line
