@@ -102,6 +102,10 @@ class PublicTaskResult:
             return "blocked"
         if self.held_by:  # held back by a hang upstream; a stub's tests would only have said it is not done
             return "not implemented" if self.stub else "not checked"
+        return self._tested_status()
+
+    def _tested_status(self) -> str:
+        """The status its own tests give it."""
         if self.failures or self.problem:
             return "failed"
         if self.count("not_implemented"):
