@@ -49,6 +49,10 @@ class Unusable(GraderError):
     """Raised (by :class:`Data`) when an output cannot be drawn; the message says why, for the student."""
 
 
+class WriteFailed(GraderError):
+    """A file the user asked for could not be written (a full disk, a folder gone read-only): it is left as it was."""
+
+
 class TransportError(GraderError):
     """The worker's results are malformed (never the student's fault alone: report as an error)."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from autograder.gradebook.store import ERROR, Outcome
@@ -11,6 +12,10 @@ from autograder.util.progress import is_terminal, progress_bar
 
 class Progress:
     """Progress on stderr: a tqdm bar on a terminal, one plain line per submission otherwise (logs, CI).
+
+    A ``grade-all --queue`` process shares the class with other processes: its bar and lines count the class
+    (:meth:`follow_class`), so each worker's log says how far the class is, and each line says what this worker
+    graded.
 
     Args:
         total: Submissions to grade.
@@ -25,17 +30,33 @@ class Progress:
         self.busy_seconds = 0.0
         self.stream = stream
         self.tty = bool(stream is not None and (tty if tty is not None else is_terminal(stream)))
-        self.done = 0
+        self.done = 0  # graded by this process
         self.ungraded = 0  # submissions that could not be graded (not students who lost points)
         self.started = time.monotonic()
+        self.class_left: Callable[[], int] | None = None
         self._bar = progress_bar(total, "grading", unit="submission", stream=stream, enabled=True) if self.tty \
             else None
 
-    def eta(self) -> str:
-        """Remaining time as ``m:ss``: the mean grading time so far, times what is left, over the workers."""
-        if not self.done:
+    def follow_class(self, left: Callable[[], int]) -> None:
+        """Count the class, not this process: ``left`` says how many of the ``total`` submissions no worker has
+        graded yet (the queue's count, which every worker's grades lower)."""
+        self.class_left = left
+
+    def class_done(self) -> int:
+        """How many of the ``total`` are graded: by this process, or by every worker of a queue."""
+        if self.class_left is None:
+            return self.done
+        return min(self.total, max(0, self.total - self.class_left()))
+
+    def eta(self, done: int) -> str:
+        """Remaining time as ``m:ss`` once ``done`` of the ``total`` are graded: the mean grading time so far, times
+        what is left, over the workers; for a queue's class, the time the class took so far per submission,
+        whoever graded it, times what is left."""
+        if not done:
             return "?"
-        return _clock(self.busy_seconds / self.done * (self.total - self.done) / self.jobs)
+        if self.class_left is not None:
+            return _clock((time.monotonic() - self.started) / done * (self.total - done))
+        return _clock(self.busy_seconds / done * (self.total - done) / self.jobs)
 
     def update(self, student: str, outcome: Outcome, score: float | None = None) -> None:
         """Count one finished submission and show it.
@@ -50,15 +71,18 @@ class Progress:
         self.busy_seconds += outcome.seconds
         if self.stream is None:
             return
+        done = self.class_done()
         if self._bar is not None:
-            self._bar.set_postfix_str(f"could not be graded: {self.ungraded}", refresh=False)
-            self._bar.update(1)
+            mine = f"this worker: {self.done}, " if self.class_left is not None else ""
+            self._bar.set_postfix_str(f"{mine}could not be graded: {self.ungraded}", refresh=False)
+            self._bar.update(done - self._bar.n)
             self._bar.refresh()  # submissions take seconds: show each, whatever tqdm's minimum interval
             return
         what = (f"could not be graded: {outcome.message}" if outcome.status == ERROR
                 else f"{final_score(outcome, score)} in {outcome.seconds:.1f} s")
-        self.stream.write(f"[{self.done}/{self.total}] {student}: {what} "
-                          f"({self.ungraded} could not be graded so far, ETA {self.eta()})\n")
+        mine = f"graded by this worker: {self.done}, " if self.class_left is not None else ""
+        self.stream.write(f"[{done}/{self.total}] {student}: {what} ({mine}{self.ungraded} could not be graded so "
+                          f"far, ETA {self.eta(done)})\n")
         self.stream.flush()
 
     def draw(self, force: bool = False) -> None:

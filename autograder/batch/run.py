@@ -152,6 +152,8 @@ def grade_all(assignment: Assignment, submissions: Path, options: BatchOptions |
                                       len(jobs) - to_grade) + "\n")
 
         source = _claim_queue(book, assignment, fingerprint, jobs, summary, options, progress)
+        if source is not None:  # the workers share the class: each one's progress counts the class
+            bar.follow_class(source.__len__)
 
         def store(job: WorkItem, outcome: Outcome, late: Lateness | None) -> Outcome:
             try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -11,12 +12,15 @@ import click
 
 from autograder.errors import GraderError
 from autograder.spec.assignment import Assignment, load_assignment
+from autograder.util.atomic import write_failed_message
 
 _exit_without_teardown = False  # set by a command once its output is written and its workers are stopped
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)  # a write the disk refuses: never the input's fault
 
 
 def friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Report expected failures as one line on stderr with exit code 2, never as a traceback."""
+    """Report expected failures as one line on stderr with exit code 2, never as a traceback: a GraderError, and a
+    write the disk refused (full, over quota, read-only)."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -24,6 +28,12 @@ def friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             return command(*args, **kwargs)
         except GraderError as exc:
             click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
+        except OSError as exc:
+            if exc.errno not in _DISK_FULL:
+                raise
+            # a writer that does not go through write_atomic (a copied tree, a drawn PNG) on a disk that filled up
+            click.echo(f"error: {write_failed_message(exc.filename, exc)}", err=True)
             sys.exit(2)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)

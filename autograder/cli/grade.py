@@ -101,14 +101,17 @@ def _write_report(output: Path, text: str) -> None:
     Raises:
         GraderError: After printing the report, when it could not be written.
     """
+    from autograder.errors import WriteFailed
     from autograder.util.atomic import write_atomic
 
     try:
         write_atomic(output, text)
-    except OSError as exc:
+    except WriteFailed as exc:
         click.echo(text, nl=False)
-        raise GraderError(f"the report could not be written to {output} ({exc.strerror or exc}); it is printed "
-                          f"above instead") from None
+        cause = exc.__cause__
+        reason = cause.strerror if isinstance(cause, OSError) and cause.strerror else cause
+        raise GraderError(f"the report could not be written to {output} ({reason}); it is printed above "
+                          f"instead") from None
 
 
 def _gradescope_lateness(spec: Assignment, metadata: Path) -> Lateness | None:

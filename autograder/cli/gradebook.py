@@ -83,13 +83,9 @@ def gradebook_export(gradebook: str, assignment: str | None, csv_path: Path | No
 
 
 def _report_unmatched(done: LmsExport) -> None:
-    """Who could not be matched between the gradebook and the roster, on stderr (never dropped silently)."""
-    for label, students in (("on the roster without a graded submission (grade left empty)", done.missing),
-                            ("graded but not on the roster (not in the file)", done.extra),
-                            ("could not be graded (grade left empty)", done.ungraded)):
-        if students:
-            shown = ", ".join(students[:20]) + (f" and {len(students) - 20} more" if len(students) > 20 else "")
-            click.echo(f"warning: {len(students)} {label}: {shown}", err=True)
+    """Who the LMS file leaves out, on stderr (never dropped silently)."""
+    for line in done.warnings():
+        click.echo(f"warning: {line}", err=True)
 
 
 def check_gradebook_target(location: str, option: str) -> None:

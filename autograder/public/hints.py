@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from autograder.errors import GraderError
 from autograder.public.outcome import FAILING, CheckOutcome, PublicTaskResult
 from autograder.spec.assignment import Assignment
+from autograder.util.syntax import parse
 
 
 def wrong_used_tasks(assignment: Assignment, tasks: Iterable[str], wrong: Callable[[str], bool],
@@ -115,6 +118,65 @@ def _reached(assignment: Assignment, result: PublicTaskResult, other: str) -> bo
 def join_names(names: list[str], word: str = "and") -> str:
     """``a``, ``a and b``, ``a, b and c`` (or with ``word`` in place of "and")."""
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" {word} " + names[-1]
+
+
+def stub_tasks(assignment: Assignment, package: Path) -> set[str]:
+    """The tasks whose functions (and, for a class, each of its methods) all still do nothing but raise
+    NotImplementedError, as the template's stubs do, read from the source without running it.
+
+    A hang upstream holds such a task's tests back like any other's, but what they would say is known: not
+    implemented, on every run.
+    """
+    defined = _definitions(assignment, package)
+    found = set()
+    for task in assignment.tasks:
+        nodes = [defined.get(qualified) for qualified in task.functions]
+        if nodes and all(node is not None and _is_stub(node) for node in nodes):
+            found.add(task.id)
+    return found
+
+
+def _definitions(assignment: Assignment, package: Path) -> dict[str, ast.stmt]:
+    """The top-level functions and classes of the student's modules, by qualified name (``attention.causal_mask``);
+    none of a module that cannot be read or parsed."""
+    defined: dict[str, ast.stmt] = {}
+    for module in assignment.modules:
+        try:
+            body = parse((package / f"{module}.py").read_bytes()).body
+        except (OSError, SyntaxError, ValueError):
+            continue
+        defined.update({f"{module}.{node.name}": node for node in body
+                        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))})
+    return defined
+
+
+def _is_stub(node: ast.stmt) -> bool:
+    """A function whose body is a docstring at most, ``super()`` calls (a module's ``__init__``) and ``raise
+    NotImplementedError``, as the template's stubs are; a class whose methods are all such functions."""
+    if isinstance(node, ast.ClassDef):
+        methods = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        return bool(methods) and all(_is_stub(method) for method in methods)
+    body = _without_docstring(list(getattr(node, "body", [])))
+    return bool(body) and _raises_not_implemented(body[-1]) and all(map(_calls_super, body[:-1]))
+
+
+def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+    docstring = bool(body) and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+    return body[1:] if docstring else body
+
+
+def _raises_not_implemented(statement: ast.stmt) -> bool:
+    if not isinstance(statement, ast.Raise):
+        return False
+    raised = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
+    return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
+
+
+def _calls_super(statement: ast.stmt) -> bool:
+    """``super().__init__(...)`` and the like: a statement a stub's ``__init__`` keeps before it raises."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    owner = call.func.value if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else None
+    return isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super"
 
 
 def note_upstream(assignment: Assignment, outcome: CheckOutcome, result: PublicTaskResult) -> None:

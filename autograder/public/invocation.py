@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from autograder.spec.assignment import Assignment
 from autograder.submission.notebook.collect import ANSWERS_NAME
 
+SAVE_UNDER_WATCH = "save it: this watch checks it again"  # the next step's "then ..." under --watch
+
 
 @dataclass(frozen=True)
 class Invocation:
@@ -24,6 +26,7 @@ class Invocation:
         answers_file: The package's answers file (``answers.toml``), for work that is a package.
         quiz_task: The quiz's task id (``quiz``), or "" without a quiz.
         verbose: pytest's full output of each failing test is printed (``--verbose``, ``verbose=True``).
+        watch: ``grader check --watch``: a save checks again what it changed, no command is needed.
     """
 
     assignment: str
@@ -34,15 +37,16 @@ class Invocation:
     answers_file: str = ""
     quiz_task: str = ""
     verbose: bool = False
+    watch: bool = False
 
     @classmethod
     def of(cls, assignment: Assignment, path: str | None = None, cell: bool = False, notebook: bool = False,
-           tasks: tuple[str, ...] = (), verbose: bool = False) -> Invocation:
+           tasks: tuple[str, ...] = (), verbose: bool = False, watch: bool = False) -> Invocation:
         """The context of one check of ``assignment`` (``grader check`` when ``cell`` is False)."""
         quiz = assignment.quiz
         return cls(assignment.name, path=path, cell=cell, notebook=notebook or cell, tasks=tasks,
                    answers_file=quiz.answers_file if quiz else "", quiz_task=quiz.task_id if quiz else "",
-                   verbose=verbose)
+                   verbose=verbose, watch=watch)
 
     def command(self, tasks: tuple[str, ...] = (), verbose: bool = False) -> str:
         """The check to run next, in the student's own form: the same path, a cell's call in a notebook.
@@ -63,14 +67,33 @@ class Invocation:
         return " ".join(shlex.quote(word) for word in words)
 
     def rerun(self, task: str, verbose: bool = False) -> str:
-        """How to check one task again: re-run its check cell in a notebook, run the command in a terminal."""
+        """How to check one task again after an edit: re-run its check cell in a notebook, run the command in a
+        terminal, save the file under ``--watch``."""
+        if self.watch:
+            return SAVE_UNDER_WATCH
         call = f"`{self.command((task,), verbose)}`"
         return f"re-run its check cell ({call})" if self.cell else f"run {call}"
 
     def again(self) -> str:
-        """How to run this very check again: this cell, or the command as typed."""
+        """How to run this very check again after an edit: this cell, or the command as typed (under ``--watch``:
+        save the file)."""
+        if self.watch:
+            return SAVE_UNDER_WATCH
+        return self.restart()
+
+    def restart(self) -> str:
+        """How to run this very check again when no edit is to be made (under ``--watch`` a save that changes
+        nothing checks nothing): this cell, or the command as typed."""
         call = f"`{self.command(self.tasks[:1] if self.cell else self.tasks)}`"
+        if self.watch:
+            return f"stop this watch (Ctrl-C) and run {call}"
         return f"re-run this cell ({call})" if self.cell else f"run {call} again"
+
+    @property
+    def kernel(self) -> bool:
+        """A notebook cell that checks the cells its kernel has run (no saved file named): a cell filled in but
+        never run is not among them."""
+        return self.cell and not self.path
 
     @property
     def answers_place(self) -> str:

@@ -83,6 +83,7 @@ class PublicTaskResult:
     missing: MissingName | None = None  # why its test file could not be imported, when that is the reason
     hints: list[str] = field(default_factory=list)
     held_by: list[str] = field(default_factory=list)  # tasks it uses that hung: its own results are not reported
+    stub: bool = False  # its functions are still the template's stubs (raise NotImplementedError and nothing else)
 
     def count(self, *statuses: str) -> int:
         return sum(t.status in statuses for t in self.tests)
@@ -97,10 +98,14 @@ class PublicTaskResult:
 
     @property
     def status(self) -> str:
-        if self.blocked_by:
+        if self.blocked_by or self.missing:  # its module cannot be imported, or its tests import a name it lacks
             return "blocked"
-        if self.held_by:
-            return "not checked"
+        if self.held_by:  # held back by a hang upstream; a stub's tests would only have said it is not done
+            return "not implemented" if self.stub else "not checked"
+        return self._tested_status()
+
+    def _tested_status(self) -> str:
+        """The status its own tests give it."""
         if self.failures or self.problem:
             return "failed"
         if self.count("not_implemented"):

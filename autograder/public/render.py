@@ -11,7 +11,14 @@ from typing import Callable, TextIO
 
 from autograder.public.hints import join_names, note_upstream, upstream_tasks
 from autograder.public.invocation import Invocation
-from autograder.public.outcome import CheckOutcome, ImportProblem, PublicTaskResult, StillRunning
+from autograder.public.outcome import (
+    CheckOutcome,
+    ImportProblem,
+    MissingName,
+    PublicTaskResult,
+    StillRunning,
+    TestResult,
+)
 from autograder.spec.assignment import Assignment, short_names
 from autograder.submission.notebook.collect import ANSWERS_NAME
 from autograder.submission.notebook.places import CellMap, module_words
@@ -23,6 +30,7 @@ HIDDEN_TESTS_REMINDER = ("These are the public tests only. Hidden tests run at g
                          "with a reference solution on random inputs of several shapes, so passing here does not",
                          "guarantee full marks.")
 _STATUS_WORDS = {"timeout": "timed out", "crashed": "crashed", "failed": "failed"}
+_ALSO_WORDS = {"timeout": "timed out", "crashed": "crashed"}  # the later failures' "also ...: a, b"; else failing
 
 
 def rewritable(stream: TextIO) -> bool:
@@ -70,8 +78,16 @@ class Printer:
         self.status = ""  # the status line on the terminal now (live)
         self.width = max([len(t.id) for t in assignment.tasks] + [8])
 
-    def header(self, outcome: CheckOutcome) -> None:
-        self._out([f"Public tests of {self.assignment.name} on {outcome.package}", ""])
+    def header(self, outcome: CheckOutcome, quiz_only: bool | None = None) -> None:
+        """The first line: what is checked, and where (``quiz_only``: the quiz's answers alone, no public test;
+        by default when the quiz alone was asked for)."""
+        if quiz_only is None:
+            quiz_only = bool(self.invocation.quiz_task) and self.invocation.tasks == (self.invocation.quiz_task,)
+        if quiz_only:
+            self.remind = False  # the reminder speaks of the functions' hidden tests
+            self._out([f"Quiz answers of {self.assignment.name} in {outcome.package}"])
+        else:
+            self._out([f"Public tests of {self.assignment.name} on {outcome.package}", ""])
 
     def __call__(self, kind: str, outcome: CheckOutcome, value: object) -> None:
         """The runner's listener: print what became known."""
@@ -79,6 +95,7 @@ class Printer:
             self.imports_printed = True
             lines = [line for problem in outcome.imports if not problem.cause for line in
                      import_lines(outcome, problem)]
+            lines += missing_name_lines(outcome)
             self._out(lines + ([""] if lines else []))
         if kind == "running" and isinstance(value, list):
             self._still_running(outcome, value)
@@ -126,8 +143,12 @@ class Printer:
             if not final and not all(t in done for t in waiting):
                 return
             note_upstream(self.assignment, outcome, result)
-            self._out(task_lines(result, self.width, self.verbose, outcome.cell_map))
+            self._out(task_lines(result, self.width, self.verbose, outcome.cell_map, self._unrun(outcome, result)))
             self.printed.add(result.task)
+
+    def _unrun(self, outcome: CheckOutcome, result: PublicTaskResult) -> list[str]:
+        """A kernel's check: the functions of the task that no cell it ran defines (see :func:`never_run`)."""
+        return never_run(self.assignment, outcome.cell_map, result) if self.invocation.kernel else []
 
     def _out(self, lines: list[str]) -> None:
         if lines:
@@ -153,37 +174,83 @@ def import_lines(outcome: CheckOutcome, problem: ImportProblem) -> list[str]:
     return lines
 
 
-def task_lines(result: PublicTaskResult, width: int, verbose: bool = False, cells: CellMap | None = None) -> list[str]:
+def missing_name_lines(outcome: CheckOutcome) -> list[str]:
+    """Each name the public tests import that the student's file lacks, said once with the tasks it blocks (as a
+    module that cannot be imported is), not on every task whose test file imports it."""
+    blocked: dict[MissingName, list[str]] = {}
+    for result in outcome.tasks:
+        if result.missing is not None and not result.blocked_by:
+            blocked.setdefault(result.missing, []).append(result.task)
+    return [line for missing, tasks in blocked.items() for line in
+            (f"error: {missing.sentence()}", f"{INDENT}this blocks {', '.join(tasks)}: fix it first")]
+
+
+def never_run(assignment: Assignment, cells: CellMap | None, result: PublicTaskResult) -> list[str]:
+    """For a kernel's check: the functions of a task not implemented that no cell the kernel ran defines (the
+    grader's stubs stand in): their cells may be written, but were not run."""
+    if cells is None or result.status != "not implemented":
+        return []
+    return cells.stubbed(_function_names(assignment, result.task))
+
+
+def _function_names(assignment: Assignment, task_id: str) -> list[str]:
+    """A task's functions by their names in the student's files (none for an id that is no task: ``untagged``)."""
+    task = next((t for t in assignment.tasks if t.id == task_id), None)
+    return [q.split(".", 1)[1] for q in task.functions] if task is not None else []
+
+
+def task_lines(result: PublicTaskResult, width: int, verbose: bool = False, cells: CellMap | None = None,
+               unrun: list[str] | None = None) -> list[str]:
     """One task's line and, when it fails, at most about six lines on its first failure (``cells``: a notebook's
-    map, to name a module by its cells)."""
+    map, to name a module by its cells; ``unrun``: the task's functions no cell a kernel ran defines)."""
     total = max(result.expected, len(result.tests))
-    count = f"{result.passed:>2}/{total:<2}" if not (result.blocked_by or result.held_by) else " -/- "
-    status = result.status
-    if status == "blocked":
-        status = f"blocked: {module_words(result.blocked_by, cells)} cannot be imported (see above)"
-    if status == "not checked":  # what its tests did depends on when the hang was seen: none of it is said
+    count = f"{result.passed:>2}/{total:<2}" if result.status not in ("blocked", "not checked") else " -/- "
+    if result.status == "not checked":  # what its tests did depends on when the hang was seen: none of it is said
         those = "that" if len(result.held_by) == 1 else "those"
         return [f"{result.task.ljust(width)}  {count} not checked: it uses {join_names(result.held_by)}, which hung: "
                 f"fix {those} first"]
-    lines = [f"{result.task.ljust(width)}  {count} {status}"]
-    failures = result.failures
-    if failures:
-        first = failures[0]
-        label = _STATUS_WORDS.get(first.status, first.status)
-        lines.append(f"{INDENT}{first.test} {label}:" if len(first.summary) != 1 else
-                     f"{INDENT}{first.test} {label}: {first.summary[0]}")
-        if len(first.summary) != 1:
-            lines += [f"{INDENT}  {line}" for line in first.summary]
-        if len(failures) > 1:
-            lines.append(f"{INDENT}also failing: " + ", ".join(f.test for f in failures[1:]))
+    lines = [f"{result.task.ljust(width)}  {count} {_status_words(result, cells, unrun or [])}"]
+    if result.status == "blocked":
+        return lines
+    lines += _failure_lines(result.failures)
     lines += [f"{INDENT}{hint}" for hint in result.hints]
     if verbose:
-        for failure in failures:
+        for failure in result.failures:
             if failure.detail:
                 lines += ["", f"{INDENT}--- pytest's output of {failure.test} ---"]
                 lines += [f"{INDENT}{line}" for line in failure.detail.splitlines()]
                 lines.append("")
     return lines
+
+
+def _status_words(result: PublicTaskResult, cells: CellMap | None, unrun: list[str]) -> str:
+    """What a task's line says after its count."""
+    if result.blocked_by:
+        return f"blocked: {module_words(result.blocked_by, cells)} cannot be imported (see above)"
+    if result.missing is not None:
+        return f"blocked: no {result.missing.name} in {result.missing.file} (see above)"
+    if unrun:
+        verb = "defines" if len(unrun) == 1 else "define"
+        return (f"not implemented: no cell this kernel has run {verb} {join_names(unrun)} (write {join_names(unrun)} "
+                f"in {'its cell' if len(unrun) == 1 else 'their cells'} and run it)")
+    return result.status
+
+
+def _failure_lines(failures: list[TestResult]) -> list[str]:
+    """The first failure in a few lines, then the others by name, grouped by how each failed (``also timed out:
+    ...``)."""
+    if not failures:
+        return []
+    first = failures[0]
+    label = _STATUS_WORDS.get(first.status, first.status)
+    lines = [f"{INDENT}{first.test} {label}:" if len(first.summary) != 1 else
+             f"{INDENT}{first.test} {label}: {first.summary[0]}"]
+    if len(first.summary) != 1:
+        lines += [f"{INDENT}  {line}" for line in first.summary]
+    later: dict[str, list[str]] = {}
+    for failure in failures[1:]:
+        later.setdefault(_ALSO_WORDS.get(failure.status, "failing"), []).append(failure.test)
+    return lines + [f"{INDENT}also {label}: {', '.join(tests)}" for label, tests in later.items()]
 
 
 def footer(assignment: Assignment, outcome: CheckOutcome, invocation: Invocation | None = None,
@@ -239,19 +306,19 @@ def task_words(assignment: Assignment, task_id: str) -> str:
     return f"{task_id} ({short_names(task.functions)})"
 
 
-def _not_implemented_step(assignment: Assignment, cells: CellMap | None, task_id: str, invocation: Invocation) -> str:
+def _not_implemented_step(assignment: Assignment, outcome: CheckOutcome, result: PublicTaskResult,
+                          invocation: Invocation) -> str:
     """The first task not done: implement it, or, when a notebook cell meant to define it has a syntax error (its
-    stubs stood in), fix that cell: the student did write it."""
+    stubs stood in), fix that cell: the student did write it; in a kernel, write it in its cell and run that cell
+    (a check cell tests the cells the kernel has run: one filled in but never run counts as not implemented)."""
+    cells, task_id = outcome.cell_map, result.task
     unreadable = cells.unreadable if cells is not None else []
-    task = next((t for t in assignment.tasks if t.id == task_id), None)
-    names = [q.split(".", 1)[1] for q in task.functions] if task is not None else []
-    culprits = cells.unreadable_defining(names) if cells is not None else []
-    if culprits:
-        cell = culprits[-1]  # the last wins in the kernel, and in the extraction
-        written = [name for name in names if name in cell.defines]
-        verb = "counts" if len(written) == 1 else "count"
-        return (f"Next: fix {cell.error_words()}: until it parses, {join_names(written)} {verb} as not implemented; "
-                f"then {invocation.rerun(task_id)}.")
+    fix = _unreadable_step(assignment, cells, task_id, invocation)
+    if fix is not None:
+        return fix
+    if invocation.kernel and never_run(assignment, cells, result):
+        return (f"Next: implement {task_words(assignment, task_id)} in its cell and run that cell (a check cell tests "
+                f"the cells this kernel has run), then {invocation.rerun(task_id)}.")
     step = (f"Next: implement {task_words(assignment, task_id)}, the first task in the README's order not done yet, "
             f"then {invocation.rerun(task_id)}.")
     if unreadable:  # the cells' def lines name none of the task's functions, but the student may have meant them
@@ -259,48 +326,116 @@ def _not_implemented_step(assignment: Assignment, cells: CellMap | None, task_id
     return step
 
 
+def _unreadable_step(assignment: Assignment, cells: CellMap | None, task_id: str, invocation: Invocation) -> str | None:
+    """Fix the notebook cell with a syntax error that meant to define the task's functions (the last one wins in the
+    kernel, and in the extraction), or None when there is none."""
+    names = _function_names(assignment, task_id)
+    culprits = cells.unreadable_defining(names) if cells is not None else []
+    if not culprits:
+        return None
+    written = [name for name in names if name in culprits[-1].defines]
+    verb = "counts" if len(written) == 1 else "count"
+    return (f"Next: fix {culprits[-1].error_words()}: until it parses, {join_names(written)} {verb} as not "
+            f"implemented; then {invocation.rerun(task_id)}.")
+
+
 def next_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocation | None = None) -> str:
-    """The one thing to do next: the first problem in the README's order, worded for where the student works."""
+    """The one thing to do next: the first problem in the README's order, worded for where the student works.
+
+    What blocks tasks comes first (a module that cannot be imported, a name the public tests import that a file
+    lacks), also when this run did not check those tasks (a ``--watch`` re-run of the quiz); then each task's
+    status, in the README's order (:data:`_TASK_STEPS`); then the quiz, and what the run leaves unknown.
+    """
     invocation = invocation or Invocation.of(assignment)
+    known = [r for r in outcome.tasks if r.task in (*assignment.task_ids, "untagged")]
+    return (_blocking_step(outcome, invocation) or _task_step(assignment, outcome, known, invocation)
+            or _untagged_step(assignment, outcome) or _final_step(assignment, outcome, invocation))
+
+
+def _blocking_step(outcome: CheckOutcome, invocation: Invocation) -> str | None:
+    """Fix what keeps tasks from running: this run's import error (its place), else a blocked task's cause."""
     for problem in outcome.imports:
         if not problem.cause:
             where = outcome.shown_place(problem.file or f"{problem.module}.py", problem.line, path=False)
             why = (f"{module_words(problem.module, outcome.cell_map)} cannot be imported"
                    if outcome.cell_map is not None else "it cannot be imported")
             return f"Next: fix {where} ({why}), then {invocation.again()}."
-    unknown_ids = [r.task for r in outcome.tasks if r.task not in (*assignment.task_ids, "untagged")]
     for result in outcome.tasks:
-        if result.task in unknown_ids:
-            continue  # a public test tagged with no task of the manifest: the instructor's to fix (said last)
-        if result.status == "failed" and result.missing:
+        if result.missing is not None and not result.blocked_by:
             return (f"Next: give {result.missing.name} its name back in {result.missing.file} (the public tests "
                     f"import it by that name), then {invocation.again()}.")
-        if result.status == "failed" and invocation.verbose:  # sending them to --verbose again would be a loop
-            return (f"Next: fix {task_words(assignment, result.task)}, the first failing task in the README's order "
-                    f"(pytest's full output is above), then {invocation.rerun(result.task, verbose=True)}.")
-        if result.status == "failed":
-            return (f"Next: fix {task_words(assignment, result.task)}, the first failing task in the README's order, "
-                    f"then {invocation.rerun(result.task, verbose=True)}: it shows pytest's full output.")
-        if result.status == "not implemented":
-            return _not_implemented_step(assignment, outcome.cell_map, result.task, invocation)
-        if result.status == "did not run":
-            return f"Next: {invocation.again()}: the tests of {result.task} did not run."
-        # "not checked": a task it uses hung, and that task's line comes up in this loop (failing) or came before it
-    if unknown_ids:
-        return (f"Next: tell your instructor that a public test names no task of the assignment "
-                f"({', '.join(unknown_ids)}, above); it says nothing about your code.")
+        if result.blocked_by:  # an earlier check's result (this one checked no task of that module)
+            return (f"Next: fix {module_words(result.blocked_by, outcome.cell_map)}: it cannot be imported (the "
+                    f"error is above, in the check that ran its tasks), then {invocation.again()}.")
+    return None
+
+
+def _failed_step(assignment: Assignment, outcome: CheckOutcome, result: PublicTaskResult,
+                 invocation: Invocation) -> str:
+    words = f"Next: fix {task_words(assignment, result.task)}, the first failing task in the README's order"
+    if invocation.verbose:  # sending them to --verbose again would be a loop
+        return f"{words} (pytest's full output is above), then {invocation.rerun(result.task, verbose=True)}."
+    if invocation.watch:
+        return (f"{words}, then {invocation.again()} (`{invocation.command((result.task,), verbose=True)}` shows "
+                f"pytest's full output).")
+    return f"{words}, then {invocation.rerun(result.task, verbose=True)}: it shows pytest's full output."
+
+
+# A task's status to its next step, in the README's order; "passed" and "no tests" have none, and "not checked" (a
+# task it uses hung) none of its own: that task comes first, failing.
+_TASK_STEPS: dict[str, Callable[[Assignment, CheckOutcome, PublicTaskResult, Invocation], str]] = {
+    "failed": _failed_step, "not implemented": _not_implemented_step,
+    "did not run": lambda _, __, result, invocation: f"Next: {invocation.restart()}: the tests of {result.task} did "
+                                                     f"not run."}
+
+
+def _task_step(assignment: Assignment, outcome: CheckOutcome, known: list[PublicTaskResult],
+               invocation: Invocation) -> str | None:
+    """The step of the first task, in the README's order, whose status has one (a public test tagged with no task
+    of the manifest is the instructor's to fix: said last)."""
+    for result in known:
+        step = _TASK_STEPS.get(result.status)
+        if step is not None:
+            return step(assignment, outcome, result, invocation)
+    return None
+
+
+def _untagged_step(assignment: Assignment, outcome: CheckOutcome) -> str | None:
+    """A public test tagged with no task of the manifest: the instructor's to fix, said once the tasks are done."""
+    unknown_ids = [r.task for r in outcome.tasks if r.task not in (*assignment.task_ids, "untagged")]
+    if not unknown_ids:
+        return None
+    return (f"Next: tell your instructor that a public test names no task of the assignment "
+            f"({', '.join(unknown_ids)}, above); it says nothing about your code.")
+
+
+def _final_step(assignment: Assignment, outcome: CheckOutcome, invocation: Invocation) -> str:
+    """Every task this run knows of is done: the quiz, an error, or what is left."""
     code_tasks = [task.id for task in assignment.tasks]  # the quiz has no public tests: never among those run
     ran = [result.task for result in outcome.tasks if result.task in code_tasks]
     # --task or a --watch re-run checked some tasks only (a notebook's check cell checks one by design)
     quiz_only = invocation.tasks == (invocation.quiz_task,)
     unknown = len(ran) < len(code_tasks) and not invocation.cell and not quiz_only
-    quiz_open = invocation.shows_quiz and (outcome.quiz_problems or outcome.quiz_unanswered)
-    # the quiz comes after the tasks in the README's order: not before tasks this run did not check
-    if quiz_open and (not unknown or not ran or invocation.quiz_task in invocation.tasks):
-        return (f"Next: answer the quiz in {invocation.answers_place} (the lines above say what is missing), then "
-                f"{invocation.rerun(invocation.quiz_task)}.")
+    quiz = _quiz_step(outcome, invocation, bool(ran), unknown)
+    if quiz is not None:
+        return quiz
     if outcome.crashed:
-        return f"Next: read the error above, then {invocation.again()}."
+        return f"Next: read the error above, then {invocation.restart()}."
+    return _all_done_step(ran, quiz_only, unknown, invocation)
+
+
+def _quiz_step(outcome: CheckOutcome, invocation: Invocation, ran: bool, unknown: bool) -> str | None:
+    """Answer the quiz, when answers are missing or malformed; it comes after the tasks in the README's order, so
+    not before tasks this run did not check (``unknown``) unless it checked none or the quiz was asked for."""
+    if not invocation.shows_quiz or not (outcome.quiz_problems or outcome.quiz_unanswered):
+        return None
+    if unknown and ran and invocation.quiz_task not in invocation.tasks:
+        return None
+    return (f"Next: answer the quiz in {invocation.answers_place} (the lines above say what is missing), then "
+            f"{invocation.rerun(invocation.quiz_task)}.")
+
+
+def _all_done_step(ran: list[str], quiz_only: bool, unknown: bool, invocation: Invocation) -> str:
     if quiz_only:
         return "Next: every answer is well-formed; the quiz is graded at grading time."
     if unknown:  # what the other tasks need is not known from this run

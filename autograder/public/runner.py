@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from autograder.errors import GraderError
 from autograder.public.forks import split_events
-from autograder.public.hints import add_dependency_hints, upstream_tasks
+from autograder.public.hints import add_dependency_hints, stub_tasks, upstream_tasks
 from autograder.public.outcome import (
     CheckOutcome,
     ImportProblem,
@@ -102,7 +102,8 @@ def run_public_tests(assignment: Assignment, package: Path, selected: list[str] 
     notify = listener or (lambda kind, outcome, value: None)
     outcome = CheckOutcome(package=shown or package, cell_map=cell_map)
     chosen = [t for t in assignment.tasks if selected is None or t.id in selected]
-    outcome.tasks = [PublicTaskResult(t.id) for t in chosen]
+    stubs = stub_tasks(assignment, package)
+    outcome.tasks = [PublicTaskResult(t.id, stub=t.id in stubs) for t in chosen]
     outcome.earlier = [result for task, result in (earlier or {}).items() if task not in {t.id for t in chosen}]
     _check_quiz(assignment, package, outcome)
     if chosen:

@@ -138,7 +138,7 @@ def check_and_print(assignment: Assignment, prepared: PreparedSubmission, select
     reminder about hidden tests (``remind``)."""
     write("".join(f"note: {note}\n" for note in prepared.notes() if note not in said))
     printer = Printer(assignment, write, verbose=verbose, invocation=invocation, remind=remind, live=live)
-    printer.header(CheckOutcome(package=prepared.shown))
+    printer.header(CheckOutcome(package=prepared.shown), quiz_only=selected == [] or None)
     return run_public_tests(assignment, prepared.package_dir, selected=selected, listener=printer,
                             shown=prepared.shown, refused=prepared.refused, worker=worker, cell_map=prepared.cell_map,
                             earlier=earlier)
@@ -170,7 +170,7 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
             before = code_digests(assignment, prepared.package_dir)
             invocation = Invocation.of(assignment, None if path is None else str(path),
                                        notebook=is_notebook(prepared.source), tasks=typed_tasks,
-                                       verbose=verbose)
+                                       verbose=verbose, watch=True)
             outcome = check_and_print(assignment, prepared, selected, write, verbose, worker, invocation, live=live)
             said = prepared.notes()  # each said once per session, and again only when it changes
         known = {result.task: result for result in outcome.tasks}  # each task's latest result

@@ -15,6 +15,7 @@ from autograder.gradebook.store import ERROR, GRADED, Gradebook, SubmissionRow
 from autograder.reports.feedback import code_span, markdown_text
 from autograder.reports.similarity import SimilarGroup, export_for_tools, similar_groups
 from autograder.spec.assignment import Assignment
+from autograder.spec.quiz import QUIZ_CHECK_PREFIX, question_of_check
 from autograder.util.atomic import write_atomic
 from autograder.util.table import LEFT, RIGHT, table
 
@@ -57,6 +58,8 @@ class ClassStats:
     tasks: list[TaskStats] = field(default_factory=list)
     hints: list[tuple[str, str, int]] = field(default_factory=list)
     failing_checks: list[tuple[str, str, int]] = field(default_factory=list)
+    quiz_missed: list[tuple[str, str, int]] | None = None  # per question; None: not recorded (or no quiz)
+    quiz_note: str = ""
     slowest: list[tuple[str, float, float, float]] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)
     late: list[tuple[str, str, float, float]] = field(default_factory=list)
@@ -116,13 +119,7 @@ def class_stats(book: Gradebook, assignment: str, spec: Assignment | None = None
             entry.not_implemented += task["status"] == "not_implemented"
             entry.total_score += task["score"]
     stats.tasks = list(tasks.values())
-    checks = book.check_results(assignment)
-    unimplemented = {(r.student, t["task"]) for r in graded for t in r.tasks if t["status"] == "not_implemented"}
-    stats.hints = _most_frequent((c["task"], c["hint"], c["student"]) for c in checks if c["hint"])
-    # A task left unimplemented has its own column; its checks would crowd out the checks students got wrong.
-    stats.failing_checks = _most_frequent((c["name"], c["description"], c["student"]) for c in checks
-                                          if c["status"] not in ("passed", "not_implemented")
-                                          and (c["student"], c["task"]) not in unimplemented)
+    _failures(stats, book.check_results(assignment), graded, spec)
     _lateness(stats, rows)
     if spec is not None:
         stats.similar = similar_groups(book.sources(assignment), {t.id: t.functions for t in spec.tasks},
@@ -134,6 +131,47 @@ def class_stats(book: Gradebook, assignment: str, spec: Assignment | None = None
     stats.slowest = sorted(((r.student, r.seconds, r.score, r.max_score) for r in graded),
                            key=lambda s: -s[1])[:TOP]
     return stats
+
+
+def _failures(stats: ClassStats, checks: list[dict[str, Any]], graded: list[SubmissionRow],
+              spec: Assignment | None) -> None:
+    """The diagnosed mistakes, the code checks failed most often and the quiz questions missed most often."""
+    stats.hints = _most_frequent((c["task"], c["hint"], c["student"]) for c in checks if c["hint"])
+    quiz = spec.quiz if spec is not None else None
+    code, answers = _split_quiz([c for c in checks if c["status"] not in ("passed", "not_implemented")],
+                                quiz.task_id if quiz is not None else None)
+    stats.failing_checks = _failed_code(code, graded)  # the quiz's checks are answers, not code: said per question
+    if quiz is not None:
+        _quiz_questions(stats, quiz.feedback, answers)
+
+
+def _failed_code(code: list[dict[str, Any]], graded: list[SubmissionRow]) -> list[tuple[str, str, int]]:
+    """The code checks failed by most students, leaving out tasks not implemented: those have their own column,
+    and their checks would crowd out the checks students got wrong."""
+    unimplemented = {(r.student, t["task"]) for r in graded for t in r.tasks if t["status"] == "not_implemented"}
+    return _most_frequent((c["name"], c["description"], c["student"]) for c in code
+                          if (c["student"], c["task"]) not in unimplemented)
+
+
+def _split_quiz(checks: list[dict[str, Any]], quiz_task: str | None) -> tuple[list[dict[str, Any]],
+                                                                               list[dict[str, Any]]]:
+    """The code checks and the quiz's: of its task, or (without the manifest) named as quiz checks are."""
+    code: list[dict[str, Any]] = []
+    answers: list[dict[str, Any]] = []
+    for check in checks:
+        quiz = check["task"] == quiz_task if quiz_task else str(check["name"]).startswith(QUIZ_CHECK_PREFIX)
+        (answers if quiz else code).append(check)
+    return code, answers
+
+
+def _quiz_questions(stats: ClassStats, feedback: str, failed: list[dict[str, Any]]) -> None:
+    """The quiz's questions most often missed (wrong, malformed or unanswered), where the checks name them."""
+    if feedback == "score":
+        stats.quiz_note = ('The quiz\'s feedback is "score": the grades record how many answers each student got '
+                           'right, not which (its row in Tasks has the mean).')
+        return
+    stats.quiz_missed = _most_frequent((question_of_check(c["name"], feedback) or c["name"], c["description"],
+                                        c["student"]) for c in failed)
 
 
 def _lateness(stats: ClassStats, rows: list[SubmissionRow]) -> None:
@@ -193,6 +231,7 @@ def render_markdown(stats: ClassStats, figure: str | None) -> str:
     lines += _table(["check", "what it checks", "students"], [(c, d, str(n)) for c, d, n in stats.failing_checks],
                     _COUNT) \
         if stats.failing_checks else ["Every check passed for every student."]
+    lines += _quiz_section(stats)
     lines += ["", "## Slowest submissions", ""]
     lines += _table(["student", "seconds", "score"],
                     [(s, f"{sec:.2f}", f"{sc:g} / {mx:g}") for s, sec, sc, mx in stats.slowest], [LEFT, RIGHT, RIGHT]) \
@@ -201,6 +240,17 @@ def render_markdown(stats: ClassStats, figure: str | None) -> str:
         lines += ["", "## Could not be graded", ""] + _table(["student", "reason"], stats.errors)
     lines += _late_section(stats) + _similarity_section(stats)
     return "\n".join(lines) + "\n"
+
+
+def _quiz_section(stats: ClassStats) -> list[str]:
+    if stats.quiz_missed is None and not stats.quiz_note:
+        return []
+    lines = ["", "## Quiz questions most often missed", ""]
+    if stats.quiz_missed is None:
+        return lines + [stats.quiz_note]
+    return lines + (_table(["question", "what it asks", "students"], [(q, d, str(n)) for q, d, n in stats.quiz_missed],
+                           _COUNT)
+                    if stats.quiz_missed else ["Every student answered every question right."])
 
 
 def _late_section(stats: ClassStats) -> list[str]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autograder.gradebook.store import ERROR, SubmissionRow
+from autograder.reports.results import one_cause, one_cause_words
 from autograder.util.pages import render_html
 
 # Characters that start markdown syntax (emphasis, code, links, raw HTML, entities, table cells) inside a line;
@@ -138,11 +139,14 @@ class CheckLine:
 def task_lines(task: dict[str, Any]) -> list[CheckLine]:
     """A task's checks as its feedback shows them, the same in markdown and HTML: the first failing check in full,
     every later one in one line, and each distinct hint once (under the first check that has it), so that 12 failed
-    checks of one mistake read as one mistake."""
+    checks of one mistake read as one mistake; checks that all failed for one cause are one line
+    (:func:`one_cause`)."""
+    checks = task.get("checks", [])
+    folded = one_cause(checks, _cause)
     lines: list[CheckLine] = []
     seen_failure = False
     shown_hints: set[str] = set()
-    for check in task.get("checks", []):
+    for check in checks[:1] if folded else checks:
         status = str(check.get("status", ""))
         message = " ".join(str(check.get("message", "")).split())
         if status != "passed":
@@ -152,8 +156,15 @@ def task_lines(task: dict[str, Any]) -> list[CheckLine]:
         hint = " ".join(str(check.get("hint", "")).split())
         hints = (hint,) if hint and hint not in shown_hints else ()
         shown_hints.update(hints)
-        lines.append(CheckLine(status, str(check.get("description", check.get("name", ""))), message, hints))
+        lines.append(CheckLine(status, str(check.get("description", check.get("name", ""))),
+                               message + (one_cause_words(len(checks) - 1) if folded else ""), hints))
     return lines
+
+
+def _cause(check: dict[str, Any]) -> tuple[str, str, str] | None:
+    """A stored check's cause of failure (status, message, hint), or None when it passed or says nothing."""
+    status, message = str(check.get("status", "")), str(check.get("message", ""))
+    return None if status == "passed" or not message else (status, message, str(check.get("hint", "")))
 
 
 def _one_line(message: str) -> str:

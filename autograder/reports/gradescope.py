@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from autograder.judge.scoring import task_feedback
-from autograder.reports.results import PASSED, CheckResult, GradeReport, TaskResult
+from autograder.reports.results import PASSED, CheckResult, GradeReport, TaskResult, one_cause, one_cause_words
 from autograder.spec.assignment import Assignment
 from autograder.spec.late import Lateness
 
@@ -83,18 +83,26 @@ def _summary(task: TaskResult, shown: list[CheckResult]) -> str:
 def _output(lead: str, checks: list[CheckResult]) -> str:
     """A test's output: ``lead`` (may be empty), then one line per check, each distinct hint once (after the first
     line that has it, the summary included), as the feedback files show hints: one mistake failing 12 checks
-    reads as one mistake, not as 12 copies of its hint."""
+    reads as one mistake, not as 12 copies of its hint; checks that all failed for one cause are one line
+    (:func:`one_cause`)."""
     said = {check.hint for check in checks if check.hint and f"Hint: {check.hint}" in lead}
     lines = [lead] if lead else []
-    for check in checks:
-        lines.append(_line(check, hint=check.hint not in said))
+    folded = one_cause(checks, _cause)
+    for check in checks[:1] if folded else checks:
+        lines.append(_line(check, hint=check.hint not in said, others=len(checks) - 1 if folded else 0))
         said.add(check.hint)
     return "\n".join(lines)
 
 
-def _line(check: CheckResult, hint: bool = True) -> str:
+def _cause(check: CheckResult) -> tuple[str, str, str] | None:
+    """A check's cause of failure, or None when it passed or says nothing (never folded into another's line)."""
+    return None if check.passed or not check.message else (check.status, check.message, check.hint)
+
+
+def _line(check: CheckResult, hint: bool = True, others: int = 0) -> str:
+    """``[failed] what it checks: why``; ``others``: the checks after it that failed the same way, said once here."""
     mark = "passed" if check.passed else check.status
-    detail = f": {check.message}" if check.message else ""
+    detail = f": {check.message}{one_cause_words(others) if others else ''}" if check.message else ""
     said = f" Hint: {check.hint}" if check.hint and hint else ""
     return f"[{mark}] {check.description}{detail}{said}"
 

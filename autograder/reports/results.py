@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from autograder.util.safety import printable
 
 PASSED, FAILED, ERROR, TIMEOUT, NOT_IMPLEMENTED = "passed", "failed", "error", "timeout", "not_implemented"
+
+Check = TypeVar("Check")
 
 
 @dataclass
@@ -85,3 +88,23 @@ class GradeReport:
                     printable(check.description, one_line=True), printable(check.message, one_line=True),
                     printable(check.hint, one_line=True))
         return self
+
+
+def one_cause(checks: Sequence[Check], cause: Callable[[Check], Hashable | None]) -> bool:
+    """Whether every one of a task's checks (two at least) failed for one cause: the same status, message and hint
+    (a quiz without its answers file fails every question for that reason; a function that raises on every call
+    fails every check with its error). A report then says the cause on the first check's line only, with
+    :func:`one_cause_words`, instead of once per check; the feedback files and Gradescope's output both ask this.
+
+    Args:
+        checks: The task's checks.
+        cause: A check's cause of failure (None for a check that passed or says nothing).
+    """
+    causes = {cause(check) for check in checks}
+    return len(checks) > 1 and len(causes) == 1 and None not in causes
+
+
+def one_cause_words(others: int) -> str:
+    """What the one line adds for the checks it stands for: `` (the 15 checks after it fail the same way)``."""
+    return f" (the {others} checks after it fail the same way)" if others > 1 else \
+        " (the check after it fails the same way)"

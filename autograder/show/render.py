@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.errors import GraderError
+from autograder.public.hints import join_names
 from autograder.reports.results import ERROR, TIMEOUT
 from autograder.sandbox.host import new_scratch
 from autograder.spec.assignment import Assignment, load_assignment
@@ -81,14 +82,14 @@ class Rendered:
         return sum(panel.status == DRAWN for panel in self.panels)
 
     def summary(self) -> str:
-        """One line: how many figures were drawn and how many of those show a ✗, why the others were not, how long
-        it took."""
-        missing: dict[str, int] = {}
+        """One line: how many figures were drawn and how many of those show a ✗, why the others were not (the
+        figures that timed out by name: which one's code to look at for a loop), how long it took."""
+        missing: dict[str, list[str]] = {}
         for panel in self.panels:
             if panel.status != DRAWN:
-                why = _NOT_DRAWN.get(panel.probe_status, panel.probe_status)
-                missing[why] = missing.get(why, 0) + 1
-        details = ", ".join(f"{count} {why}" for why, count in missing.items())
+                missing.setdefault(_NOT_DRAWN.get(panel.probe_status, panel.probe_status), []).append(panel.figure.name)
+        details = ", ".join(f"{len(names)} {why}" + (f": {join_names(names)}" if why == _NOT_DRAWN[STATUS[TIMEOUT]]
+                                                      else "") for why, names in missing.items())
         wrong = sum(panel.status == DRAWN and panel.shows_wrong for panel in self.panels)
         return (f"{self.drawn} of {len(self.panels)} figures drawn" + (f", {wrong} with a ✗" if wrong else "")
                 + (f" ({details})" if details else "") + f" in {self.seconds:.1f} s")

@@ -153,7 +153,18 @@ def quiz_check_name(feedback: str, question: str, place: int) -> str:
         question: The question's id.
         place: The answer's place among the checks, from 1.
     """
-    return f"quiz.answer{place}" if feedback == "score" else f"quiz.{question}"
+    return f"{QUIZ_CHECK_PREFIX}answer{place}" if feedback == "score" else f"{QUIZ_CHECK_PREFIX}{question}"
+
+
+QUIZ_CHECK_PREFIX = "quiz."  # every quiz check's name starts so (:func:`quiz_check_name`)
+
+
+def question_of_check(name: str, feedback: str) -> str | None:
+    """The question a quiz check is about, by its name (:func:`quiz_check_name`); None under ``feedback =
+    "score"``, whose names are places among the ranked answers, which say nothing of a question."""
+    if feedback == "score" or not name.startswith(QUIZ_CHECK_PREFIX):
+        return None
+    return name[len(QUIZ_CHECK_PREFIX):]
 
 
 def _ranked(graded: list[AnswerCheck], feedback: str) -> list[AnswerCheck]:

@@ -79,10 +79,23 @@ def unpack_zip(archive: Path, destination: Path, label: str, bound: Callable[[st
         raise SubmissionError(f"{label}: a file name in it is not valid UTF-8 although the archive says it is; "
                               f"make the zip again (e.g. `zip -r`) or rename that file") from None
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError, ValueError) as exc:
-        raise SubmissionError(f"{label} is not a readable zip archive ({printable(exc)[:200]})") from None
+        raise SubmissionError(f"{label} is a damaged zip archive ({printable(exc)[:200]}): make it again (e.g. "
+                              f"`zip -r`) or download it again") from None
     except OSError as exc:
         raise SubmissionError(f"cannot unpack {label}: {exc.strerror or exc}") from None
     return unpacked
+
+
+def meant_as_zip(path: Path) -> bool:
+    """Whether a file is a zip archive, or was meant to be one (named ``.zip``, or starting as one does): a damaged
+    one is said to be damaged (by :func:`unpack_zip`), not to be something else."""
+    if zipfile.is_zipfile(path) or path.suffix.lower() == ".zip":
+        return True
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(4) == b"PK\x03\x04"
+    except OSError:
+        return False
 
 
 def _posix(name: str) -> str:

@@ -10,14 +10,13 @@ from __future__ import annotations
 import ast
 import json
 import tempfile
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from autograder.errors import NotebookError, SubmissionError
 from autograder.spec.assignment import Assignment
-from autograder.submission.archive import Unpacked, unpack_zip
+from autograder.submission.archive import Unpacked, meant_as_zip, unpack_zip
 from autograder.submission.notebook.extract import Extraction, extract_notebook, extraction_summary
 from autograder.submission.notebook.read import MAX_NOTEBOOK_BYTES, NOTEBOOK_SUFFIX, is_notebook
 from autograder.submission.package import (
@@ -77,7 +76,7 @@ def prepare_submission(path: Path | None, assignment: Assignment, scratch: Path)
         return _from_folder(given, given, assignment, scratch, label)
     if is_notebook(given):
         return _from_notebook(given, given, assignment, scratch, label)
-    if not zipfile.is_zipfile(given):
+    if not meant_as_zip(given):
         raise SubmissionError(f"{label} is neither a folder nor a zip archive (nor a .ipynb notebook)")
     unpacked = unpack_zip(given, scratch / "unzipped", label, _reading_bound(assignment))
     return _from_folder(unpacked.root, given, assignment, scratch, label, unpacked)

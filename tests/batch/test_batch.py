@@ -265,6 +265,29 @@ def test_progress_bar_on_a_terminal_counts_submissions_that_could_not_be_graded(
     assert "alice" not in stream.getvalue()  # a bar, not a log
 
 
+def test_a_queue_worker_s_progress_counts_the_class_and_what_it_graded() -> None:
+    """Three grade-all --queue workers share a class of 6: each worker's log said [1/6], [2/6] for its own two
+    submissions; a TA reading any one log now sees how far the class is, and what that worker graded."""
+    left = [6]
+    streams = [io.StringIO() for _ in range(3)]
+    workers = [Progress(6, stream, jobs=1, tty=False) for stream in streams]
+    for worker in workers:
+        worker.follow_class(lambda: left[0])
+    for number, student in enumerate(["ada", "bob", "cyd", "dan", "eve", "fay"]):
+        left[0] -= 1
+        workers[number % 3].update(student, Outcome(GRADED, score=1, max_score=2, seconds=3.0))
+    lines = [stream.getvalue().splitlines() for stream in streams]
+    assert [line.split("]")[0] + "]" for line in lines[0]] == ["[1/6]", "[4/6]"]
+    assert lines[2][-1].startswith("[6/6] fay: 1 / 2 in 3.0 s (graded by this worker: 2, 0 could not be graded so "
+                                   "far, ETA 0:00)"), lines[2]
+    bar_stream = io.StringIO()
+    bar = Progress(6, bar_stream, jobs=1, tty=True)
+    bar.follow_class(lambda: 2)
+    bar.update("ada", Outcome(GRADED, score=1, max_score=2, seconds=3.0))
+    bar.finish()
+    assert "4/6" in bar_stream.getvalue() and "this worker: 1" in bar_stream.getvalue()
+
+
 def test_plan_line_counts_what_it_says() -> None:
     from autograder.batch.run import _plan_line
 
@@ -412,7 +435,7 @@ def test_misbehaving_submissions_never_stop_the_batch(tmp_path: Path) -> None:
     assert "longer than 3 s" in outcome["c_hang"].message
     assert outcome["d_raise"].message == "the grader failed on this submission (RuntimeError: boom)"
     assert "no mini/ package found" in outcome["g_empty"].message
-    assert "neither a folder nor a zip" in outcome["h_badzip"].message
+    assert "h_badzip.zip is a damaged zip archive" in outcome["h_badzip"].message
     assert rows(db, "SELECT COUNT(*) FROM current") == [(8,)]
     assert "could not grade  5" in render_summary(summary)
 

@@ -113,3 +113,20 @@ def test_a_later_failing_check_is_cut_at_a_word_never_inside_one() -> None:
     assert lines[1].message == "weights for (4, 9) entries in the thousands: the weights …"  # not "the weights co…"
     assert len(lines[1].message) <= FOLLOWING_WIDTH
     assert lines[2].message == "x" * (FOLLOWING_WIDTH - 2) + " …"  # one long word: cut, there is no other place
+
+
+def test_checks_that_all_fail_for_one_cause_are_one_line_in_the_feedback_and_on_gradescope() -> None:
+    """One cause, one line (a function that raises on every call, a quiz without its answers file); checks that
+    fail alike beside checks that fail otherwise, or pass, keep a line each (their descriptions say which)."""
+    from autograder.reports.gradescope import _output
+    from autograder.reports.results import CheckResult
+
+    same = [CheckResult(f"t.c{i}", f"check {i}", 1.0, "error", "TypeError: forward() takes 2 arguments")
+            for i in range(4)]
+    [line] = task_lines({"checks": [vars(c) for c in same]})
+    assert (line.description, line.message) == ("check 0", "TypeError: forward() takes 2 arguments (the 3 checks "
+                                                            "after it fail the same way)")
+    assert _output("", same).splitlines() == ["[error] check 0: TypeError: forward() takes 2 arguments (the 3 "
+                                              "checks after it fail the same way)"]
+    mixed = [*same[:2], CheckResult("t.c9", "check 9", 1.0, "passed")]
+    assert len(task_lines({"checks": [vars(c) for c in mixed]})) == 3 and len(_output("", mixed).splitlines()) == 3

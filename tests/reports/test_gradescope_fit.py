@@ -169,7 +169,17 @@ def test_messages_name_the_submission_not_the_machine(tmp_path: Path) -> None:
     broken.write_text("not a zip")
     with pytest.raises(SubmissionError) as caught:
         prepare_submission(broken, spec, tmp_path / "s")
-    assert str(caught.value) == "frank.zip is neither a folder nor a zip archive (nor a .ipynb notebook)"
+    assert str(caught.value) == ("frank.zip is a damaged zip archive (File is not a zip file): make it again (e.g. "
+                                 "`zip -r`) or download it again")  # it was "neither a folder nor a zip archive"
+    notes = tmp_path / "class" / "notes.txt"
+    notes.write_text("not a submission")
+    with pytest.raises(SubmissionError) as caught:
+        prepare_submission(notes, spec, tmp_path / "s2")
+    assert str(caught.value) == "notes.txt is neither a folder nor a zip archive (nor a .ipynb notebook)"
+    for damaged in (b"PK\x03\x04garbage", b"PK\x03\x04" + bytes(200)):  # a zip cut short, named otherwise
+        (tmp_path / "class" / "upload").write_bytes(damaged)
+        with pytest.raises(SubmissionError, match=r"^upload is a damaged zip archive \("):
+            prepare_submission(tmp_path / "class" / "upload", spec, tmp_path / "s3")
     empty = tmp_path / "class" / "ada"
     empty.mkdir()
     with pytest.raises(SubmissionError) as caught:

@@ -4,6 +4,8 @@ checks have the same names, so the class report lines them up."""
 
 from __future__ import annotations
 
+import re
+
 import json
 import shutil
 from pathlib import Path
@@ -11,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from autograder.batch.run import BatchOptions, grade_all
-from autograder.gradebook.store import Gradebook
+from autograder.gradebook.store import Gradebook, Outcome
 from autograder.grading.grader import Grader
-from autograder.reports.classreport import write_class_report
+from autograder.reports.classreport import class_stats, render_markdown, write_class_report
 from autograder.reports.gradescope import render_gradescope
 from autograder.reports.json_report import render_json
 from autograder.reports.text import render_text
@@ -46,11 +48,12 @@ def test_score_feedback_names_the_malformed_answers_in_text_json_and_gradescope(
         assert line in text, text
         assert line in shown_json and line in gradescope
     assert "you answered" not in text + shown_json + gradescope  # which well-formed answers are right stays hidden
-    # The same checks, by name and by what Gradescope shows of them, for a student who wrote no answers file.
+    # The same checks, by name, for a student who wrote no answers file; what Gradescope shows says the one cause
+    # once (it said "answers.toml not found" on each of the 16 checks' lines).
     assert [(c.name, c.description) for c in other.tasks[0].checks] == [(c.name, c.description) for c in quiz.checks]
     shown_other = json.loads(render_gradescope(other, assignment3))["tests"][0]["output"]
-    assert [line.split("]", 1)[1].split(":")[0] for line in shown_other.splitlines()[1:]] == [
-        line.split("]", 1)[1].split(":")[0] for line in gradescope.splitlines()[1:]]
+    assert shown_other.splitlines()[1:] == [
+        f"[failed] {quiz.checks[0].description}: answers.toml not found (the 15 checks after it fail the same way)"]
 
 
 QUIZ_MANIFEST = """
@@ -93,10 +96,42 @@ def test_a_class_report_lists_one_set_of_quiz_checks_whatever_each_student_answe
     assert names["ada"] == names["bob"] == names["cyd"], names
     assert [c["status"] for c in quizzes["ada"]["checks"]] == ["passed", "failed", "failed"]
     assert quizzes["ada"]["feedback"] == "1 of 3 answers correct; q3: invalid: 'e' is not an option (options: a, b, c)"
-    write_class_report(tmp_path / "gradebook.db", tmp_path / "report", figure=False)
-    failing = (tmp_path / "report" / "class_report.md").read_text().split("## Most frequently failed checks")[1]
-    failing = failing.split("##")[0]
-    assert [line.split("|")[1].strip() for line in failing.splitlines() if line.startswith("| quiz.")] == [
-        "quiz.answer2", "quiz.answer3", "quiz.answer1"], failing  # bob fails all three, ada the last two
+    write_class_report(tmp_path / "gradebook.db", tmp_path / "report", assignment=None, figure=False, spec=assignment)
+    report = (tmp_path / "report" / "class_report.md").read_text()
+    failing = report.split("## Most frequently failed checks")[1].split("##")[0]
+    # quiz.answer2 ... are places among ranked answers, no question: the code checks' table leaves them out
+    assert "quiz." not in failing and "Every check passed for every student." in failing, failing
+    assert 'The quiz\'s feedback is "score": the grades record how many answers each student got right, not ' \
+           'which' in report.split("## Quiz questions most often missed")[1], report
     ada = (tmp_path / "feedback" / "ada.md").read_text()
     assert "q3: invalid" in ada and "q1" not in ada.replace("q3: invalid", "") and "q2" not in ada
+    bob = (tmp_path / "feedback" / "bob.md").read_text()  # no answers file: one line says so, not three
+    assert bob.count("answers.toml not found") == 1 and "the 2 checks after it fail the same way" in bob, bob
+
+
+def test_a_class_report_lists_the_questions_missed_where_the_checks_name_them(mini_course: Path,
+                                                                             tmp_path: Path) -> None:
+    """Under feedback = "answers" each quiz check is a question: the class report counts who missed each one,
+    apart from the code checks."""
+    _mini_with_quiz(mini_course)
+    manifest = (mini_course / "assignment.toml").read_text().replace('feedback = "score"', 'feedback = "answers"')
+    (mini_course / "assignment.toml").write_text(manifest)
+    assignment = load_assignment("mini", root=mini_course.parent)
+    missed = {"ada": ("q2",), "bob": ("q2", "q3"), "cyd": ()}
+    with Gradebook(tmp_path / "gradebook.db") as book:
+        for student, wrong in missed.items():
+            checks = [{"name": f"quiz.q{i}", "description": f"question q{i}", "weight": 1.0,
+                       "status": "failed" if f"q{i}" in wrong else "passed",
+                       "message": "incorrect (you answered a)" if f"q{i}" in wrong else ""} for i in (1, 2, 3)]
+            code = [{"name": "scale.values", "description": "scale values", "weight": 1.0, "status": "failed",
+                     "message": "wrong values"}]
+            tasks = [{"id": "scale", "title": "Scale", "score": 0.0, "max_score": 1.0, "status": "failed",
+                      "checks": code},
+                     {"id": "quiz", "title": "Quiz", "score": 3.0 - len(wrong), "max_score": 3.0,
+                      "status": "failed" if wrong else "passed", "checks": checks}]
+            book.record("mini", "fp", student, f"d-{student}", student,
+                        Outcome("graded", 3.0 - len(wrong), 4.0, report={"assignment": "mini", "tasks": tasks}))
+        stats = class_stats(book, "mini", assignment)
+    assert stats.failing_checks == [("scale.values", "scale values", 3)]
+    assert stats.quiz_missed == [("q2", "question q2", 2), ("q3", "question q3", 1)]
+    assert re.search(r"^\| q2 +\| question q2 +\| +2 \|$", render_markdown(stats, None), re.M)

@@ -183,6 +183,18 @@ def test_the_inline_view_embeds_drawn_figures_and_escapes_the_rest(tmp_path):
     assert "&lt;b&gt;kv_cache.py&lt;/b&gt;" in html and "&lt;img src=x&gt;" in html
 
 
+def test_the_summary_names_the_figures_that_timed_out(tmp_path):
+    """"1 timed out" did not say which figure's code to look at for an endless loop."""
+    catalog = load_catalog(load_assignment("assignment3"))
+    panels = [draw_panel(figure, ProbeResult(status), tmp_path)
+              for figure, status in zip(catalog.figures[:3], ("timeout", "not implemented", "timeout"))]
+    rendered = Rendered(folder=tmp_path, page=tmp_path / "index.html", panels=panels,
+                        outcome=RunOutcome(probes={}), seconds=2.0)
+    names = [figure.name for figure in catalog.figures[:3]]
+    assert rendered.summary() == (f"0 of 3 figures drawn (2 timed out: {names[0]} and {names[2]}, 1 not implemented) "
+                                  f"in 2.0 s")
+
+
 def test_the_inline_view_places_the_expected_figure_beside_the_students(tmp_path):
     rendered = _rendered(tmp_path)
     (tmp_path / "expected").mkdir()

@@ -75,6 +75,12 @@ class CellMap:
         wanted = set(names)
         return [cell for cell in self.unreadable if wanted & set(cell.defines)]
 
+    def stubbed(self, names: Iterable[str]) -> list[str]:
+        """``names`` when the grader's stubs stand in for every one of them (no cell read, or in a kernel run,
+        defines them), else none."""
+        wanted, stubs = list(names), {span.stub for spans in self.spans.values() for span in spans if span.stub}
+        return wanted if wanted and all(name in stubs for name in wanted) else []
+
     def place(self, file: str, line: int) -> str | None:
         """The notebook's words for a line of an extracted file (``cell 7, line 3``), or what the grader wrote
         there when no cell holds it; None when the file is not an extracted module."""
