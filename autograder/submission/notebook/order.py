@@ -2,8 +2,8 @@
 
 A function's body runs when it is called; its decorators, defaults and annotations, a class's bases, keywords and
 body, and an assignment's value run at import. What runs at import may call the notebook's own helpers (a
-decorator defined in a later cell whose body calls a helper that calls another...): those run at import too, so
-everything they mention is placed first (NOTEBOOKS.md, rule 7).
+decorator defined in a later cell whose body calls a helper that calls another...): those run at import too, to
+any depth, so everything they mention is placed first (NOTEBOOKS.md, rule 7).
 """
 
 from __future__ import annotations
@@ -70,8 +70,30 @@ def called_names(node: ast.AST) -> frozenset[str]:
     names = {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     for n in ast.walk(node):
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names |= {d.id for d in n.decorator_list if isinstance(d, ast.Name)}
+            names |= _bare_decorators(n)
     return frozenset(names)
+
+
+def called_at_definition(node: ast.stmt) -> set[str]:
+    """Names a statement calls when it runs at import: the calls in its decorators, defaults, bases and class
+    body, and the names it calls without a call expression (:func:`_called_bare`)."""
+    return set().union(*(called_names(part) for part in _definition_time_parts(node))) | _called_bare(node)
+
+
+def _called_bare(node: ast.stmt) -> set[str]:
+    """The names a definition calls without a call expression: its bare decorators (``@register`` calls
+    ``register`` with the definition), a class's metaclass, and those of the definitions in a class body (they
+    run when the class is defined)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return _bare_decorators(node)
+    if not isinstance(node, ast.ClassDef):
+        return set()
+    metaclass = {k.value.id for k in node.keywords if k.arg == "metaclass" and isinstance(k.value, ast.Name)}
+    return _bare_decorators(node) | metaclass | set().union(*(_called_bare(s) for s in node.body))
+
+
+def _bare_decorators(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> set[str]:
+    return {d.id for d in node.decorator_list if isinstance(d, ast.Name)}
 
 
 def import_time_needs(item: Placed, by_name: Mapping[str, Placed]) -> tuple[set[str], list[str]]:
@@ -80,7 +102,7 @@ def import_time_needs(item: Placed, by_name: Mapping[str, Placed]) -> tuple[set[
     another). Returns those names, and the chain of calls by which it needs itself ([] if it does not)."""
     needs = set(definition_time_names(item.node))
     caller: dict[str, str | None] = {}
-    pending = [(name, None) for part in _definition_time_parts(item.node) for name in called_names(part)]
+    pending: list[tuple[str, str | None]] = [(name, None) for name in sorted(called_at_definition(item.node))]
     loop: list[str] = []
     while pending:
         name, parent = pending.pop(0)  # breadth first: the shortest chain back to the statement is reported
