@@ -22,6 +22,13 @@ def called_again_in_eval_mode(make, call, inputs, what):
     return called_twice(lambda: make().eval(), evaluate, inputs, what=f"{what} in eval mode")
 
 
+def forward_with_causal(module, case):
+    """``module(x, causal=causal)`` for ``case = (x, causal)``, on a copy of x (an in-place change of the caller's
+    x is another check's business, not a state kept between calls)."""
+    x, causal = case
+    return module(x.clone(), causal=causal)
+
+
 def one_training_step(module, loss_of, parameters, inputs=None):
     """Probe helper: a training step by hand on ``module`` (in train mode, autograd on).
 

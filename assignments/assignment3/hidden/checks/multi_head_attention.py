@@ -16,7 +16,7 @@ generating) is checked on a fresh layer and when called again, and training by g
 """
 
 import torch
-from _modes import called_again_in_eval_mode, one_training_step
+from _modes import called_again_in_eval_mode, forward_with_causal, one_training_step
 
 from autograder.probe import (
     called_twice,
@@ -276,11 +276,6 @@ def called_again(impl, ref, ctx):
                         what="MultiHeadAttention(12, 3): forward, causal forward and attention_weights")
 
 
-def _one_forward(layer, case):
-    x, causal = case
-    return layer(x, causal=causal)
-
-
 @check("multi_head_attention", weight=1, compare_reference=False, verify=same_as_fresh(WHAT),
        description="in eval mode under torch.no_grad() (as when generating), forward gives what it gives in train "
                    "mode, on a fresh layer and when called again (another length with causal=True, then the first "
@@ -289,7 +284,7 @@ def eval_mode_called_again(impl, ref, ctx):
     first = ctx.randn(2, 6, 12)
     inputs = {"x (2, 6, 12)": (first, False), "x (2, 4, 12) with causal=True": (ctx.randn(2, 4, 12), True),
               "the first x again": (first, False)}
-    return called_again_in_eval_mode(lambda: _layer(impl, ctx, 12, 3), _one_forward, inputs,
+    return called_again_in_eval_mode(lambda: _layer(impl, ctx, 12, 3), forward_with_causal, inputs,
                                      what="MultiHeadAttention(12, 3)")
 
 

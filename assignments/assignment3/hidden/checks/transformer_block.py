@@ -18,7 +18,7 @@ Both sides of every mode: the value checks run in train mode, with and without a
 """
 
 import torch
-from _modes import called_again_in_eval_mode
+from _modes import called_again_in_eval_mode, forward_with_causal
 
 from autograder.probe import called_twice, check, future_unchanged, gate_values, gate_values_of, gated, same_as_fresh
 
@@ -231,11 +231,6 @@ def called_again(impl, ref, ctx):
                         what="TransformerBlock(12, 3, mlp_ratio=2) with causal=True")
 
 
-def _one_forward(block, case):
-    x, causal = case
-    return block(x.clone(), causal=causal)
-
-
 @check("transformer_block", weight=1, compare_reference=False, verify=same_as_fresh(WHAT),
        description="in eval mode under torch.no_grad() (as when generating), forward gives what it gives in train "
                    "mode, with and without causal=True, on a fresh block and when called again: nothing depends on "
@@ -244,5 +239,5 @@ def eval_mode_called_again(impl, ref, ctx):
     first = ctx.randn(2, 6, 12)
     inputs = {"x (2, 6, 12)": (first, False), "x (2, 4, 12) with causal=True": (ctx.randn(2, 4, 12), True),
               "the first x again": (first, False)}
-    return called_again_in_eval_mode(lambda: _block(impl, ctx, 12, 3, 2), _one_forward, inputs,
+    return called_again_in_eval_mode(lambda: _block(impl, ctx, 12, 3, 2), forward_with_causal, inputs,
                                      what="TransformerBlock(12, 3, mlp_ratio=2)")
