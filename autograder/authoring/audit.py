@@ -229,7 +229,7 @@ def _in_parallel(assignment: Assignment, work: list, jobs: int, one, progress=No
 
 
 def audit_notebook_variant(grader: Grader, assignment: Assignment, tmp: Path) -> AuditRow:
-    """Grade the reference as a notebook whose decorators and defaults reach helpers two levels down
+    """Grade the reference as a notebook whose decorators and defaults reach helpers three levels down
     (autograder.authoring.notebook_variant): every code task must keep full marks."""
     path = write_notebook_variant(assignment, notebook_path(assignment),
                                   tmp / NOTEBOOK_VARIANT.id / f"{assignment.name}.ipynb")

@@ -1,10 +1,11 @@
-"""A correct notebook in an awkward shape for the audit: decorators and defaults that reach helpers two levels down.
+"""A correct notebook in an awkward shape for the audit: decorators and defaults that reach helpers three levels down.
 
 The student notebook (``student_template/<name>.ipynb``) with every stub cell replaced by the reference's
-definition, each graded function or class decorated with ``@_graded("name")``, a registry decorator defined in
-the notebook's last cell, whose body calls a helper that calls another, and whose default value is computed by a
-helper that calls another, those helpers defined after it in the same cell. Extracted as the grader extracts
-notebooks (NOTEBOOKS.md rule 7), every module must import and the notebook must keep full marks.
+definition, each graded function or class decorated with ``@_counted`` (a bare decorator) and ``@_graded("name")``
+(a decorator factory), both defined in the notebook's last cell: at decoration time each calls a helper that calls
+another that calls a third, and ``_graded``'s default value is computed by such a chain too, every helper defined
+after its caller. Extracted as the grader extracts notebooks (NOTEBOOKS.md rule 7), every module must import and the
+notebook must keep full marks.
 """
 
 from __future__ import annotations
@@ -19,15 +20,35 @@ from autograder.submission.notebook.layout import parse_layout
 from autograder.util.syntax import parse
 
 NOTEBOOK_VARIANT = Mutation(
-    id="notebook_decorators_two_levels_down", task="", hint="", edits=(),
-    description="the reference as a notebook: each graded definition decorated by a registry decorator from the last "
-                "cell, whose body and default value call helpers that call others, defined after it")
+    id="notebook_decorators_three_levels_down", task="", hint="", edits=(),
+    description="the reference as a notebook: each graded definition under two decorators from the last cell (a bare "
+                "one and a factory with a default value), which call at import helpers three levels down, defined "
+                "after them")
 
 REGISTRY_CELL = '''GRADED = {}
+COUNTS = {}
+
+
+def _counted(definition):
+    """Count a graded definition (a bare decorator: its body runs helpers three levels down at import)."""
+    _tally(definition.__name__)
+    return definition
+
+
+def _tally(name):
+    COUNTS[_count_key(name)] = COUNTS.get(_count_key(name), 0) + 1
+
+
+def _count_key(name):
+    return _folded(name)
+
+
+def _folded(name):
+    return name.casefold()
 
 
 def _graded(name, label=_default_label()):
-    """Register a graded definition (the default label is computed at import by a helper two levels down)."""
+    """Register a graded definition (the default label is computed at import by a helper three levels down)."""
     _check_name(name)
 
     def register(definition):
@@ -42,6 +63,10 @@ def _default_label():
 
 
 def _prefix():
+    return _word()
+
+
+def _word():
     return "graded"
 
 
@@ -51,7 +76,11 @@ def _check_name(name):
 
 
 def _is_identifier(name):
-    return name.isidentifier()
+    return _identifier_test()(name)
+
+
+def _identifier_test():
+    return str.isidentifier
 '''
 
 
@@ -71,7 +100,7 @@ def write_notebook_variant(assignment: Assignment, template_notebook: Path, dest
         name = defined_name("".join(source) if isinstance(source, list) else source) \
             if cell.get("cell_type") == "code" else None
         if name in definitions:
-            decorator = f"@_graded({name!r})\n" if name in graded else ""
+            decorator = f"@_counted\n@_graded({name!r})\n" if name in graded else ""
             cell["source"] = decorator + definitions[name]
             cell["outputs"], cell["execution_count"] = [], None
     notebook["cells"].append({"cell_type": "code", "metadata": {}, "source": REGISTRY_CELL, "outputs": [],

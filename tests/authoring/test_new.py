@@ -54,7 +54,7 @@ def test_a_new_assignment_verifies_audits_and_releases_as_it_is(tmp_path):
     assert verified.exit_code == 0 and "verified: ready to release" in verified.output, verified.output
     audited = _grader(tmp_path, "audit", "demo101", "--jobs", "1")
     assert audited.exit_code == 0, audited.output
-    # the scaffold's one variant, and the reference as a notebook whose definitions need helpers two levels down
+    # the scaffold's one variant, and the reference as a notebook whose definitions need helpers three levels down
     # (authoring/notebook_variant.py, a variant every assignment gets); one task, so one cell per blind kind
     kinds = len(BLIND_KINDS)
     assert "mistakes caught only in their task: 1 / 1" in audited.output and "variants with full marks: 2 / 2" in \

@@ -203,6 +203,45 @@ def test_what_a_decorator_calls_at_import_is_placed_first_however_deep(assignmen
     assert namespace["split_heads"].__defaults__ == (2e-9,)
 
 
+def test_bare_decorators_defined_later_reach_helpers_three_levels_down(assignment3: Assignment) -> None:
+    """Rule 7 at depth 3 through decorators written without a call (issue 41, item 11): ``@registered`` on a
+    function and a class, ``@logged`` on a method in a class body, each defined in a later cell and calling at
+    decoration time a helper that calls another that calls a third, each in a cell of its own."""
+    extraction = extract(assignment3, cells(
+        "import torch\n\n@registered\ndef causal_mask(n):\n    return torch.ones(n, n).triu(1).bool()",
+        "from torch import nn\n\n@registered\nclass MultiHeadAttention(nn.Module):\n    @logged\n"
+        "    def forward(self, x, context=None, causal=False):\n        return x",
+        "REGISTRY = {}\n\ndef registered(definition):\n    REGISTRY[_key(definition)] = definition\n"
+        "    return definition",
+        "def _key(definition):\n    return _prefix() + definition.__name__",
+        "def _prefix():\n    return _separator().join(['graded', ''])",
+        "def _separator():\n    return ':'",
+        "LOG = []\n\ndef logged(method):\n    _note(method)\n    return method",
+        "def _note(method):\n    _store(method.__name__)",
+        "def _store(name):\n    LOG.append(_shout(name))",
+        "def _shout(name):\n    return name.upper()",
+    ))
+    namespace: dict[str, Any] = {}
+    exec(compile(extraction.files["attention.py"], "attention.py", "exec"), namespace)  # our own test code
+    assert namespace["REGISTRY"] == {"graded:causal_mask": namespace["causal_mask"],
+                                     "graded:MultiHeadAttention": namespace["MultiHeadAttention"]}
+    assert namespace["LOG"] == ["FORWARD"]
+
+
+def test_a_bare_decorator_that_needs_what_it_decorates_is_reported_by_cell(assignment3: Assignment) -> None:
+    extraction = extract(assignment3, cells(
+        "import torch\n\n@registered\ndef causal_mask(n):\n    return torch.ones(n, n).triu(1).bool()",
+        "def registered(definition):\n    return _check(definition)",
+        "def _check(definition):\n    return _same(definition)",
+        "def _same(definition):\n    assert definition is causal_mask\n    return definition",
+    ))
+    with pytest.raises(ImportError) as raised:
+        exec(compile(extraction.files["attention.py"], "attention.py", "exec"), {})
+    assert str(raised.value).startswith("the definitions in cell 1, cell 2, cell 3 and cell 4 need each other when "
+                                        "attention.py is imported (causal_mask -> registered -> _check -> _same -> "
+                                        "causal_mask"), raised.value
+
+
 def test_definitions_that_need_each_other_at_import_are_reported_by_cell(assignment3: Assignment) -> None:
     extraction = extract(assignment3, cells(
         "import torch\n\n@registered('mask')\ndef causal_mask(n):\n    return torch.ones(n, n).triu(1).bool()",

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import ast
-import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from autograder.spec.assignment import Assignment
 from autograder.submission.notebook.collect import Collected, Definition, _assigned, _bound_by_import, _segment
+from autograder.submission.notebook.order import definition_order, import_time_needs, referenced
 from autograder.submission.notebook.places import CellMap, Span
 from autograder.util.syntax import parse
 from autograder.util.tomlio import dumps_toml
@@ -103,35 +103,6 @@ def _raising_function(name: str, args: ast.arguments) -> ast.FunctionDef:
 def _star_args(self_arg: bool) -> ast.arguments:
     return ast.arguments(posonlyargs=[], args=[ast.arg("self")] if self_arg else [], vararg=ast.arg("args"),
                          kwonlyargs=[], kw_defaults=[], kwarg=ast.arg("kwargs"), defaults=[])
-
-
-@functools.lru_cache(maxsize=4096)  # asked many times per statement while helpers are placed
-def referenced(node: ast.AST) -> frozenset[str]:
-    """Every name a statement mentions (a superset of what it needs: locals included)."""
-    return frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
-
-
-def definition_time_names(node: ast.stmt) -> set[str]:
-    """Names a statement needs when it runs at import: decorators, defaults, annotations, bases, class bodies,
-    assigned values (a function's body runs later, when called)."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        parts: list[ast.AST] = list(node.decorator_list) + list(node.args.defaults)
-        parts += [d for d in node.args.kw_defaults if d is not None]
-        parts += [a.annotation for a in _all_args(node.args) if a.annotation is not None]
-        parts += [node.returns] if node.returns is not None else []
-        return set().union(*(referenced(p) for p in parts)) if parts else set()
-    if isinstance(node, ast.ClassDef):
-        names = set().union(*(referenced(p) for p in node.bases + node.decorator_list + node.keywords)) \
-            if node.bases or node.decorator_list or node.keywords else set()
-        for statement in node.body:
-            names |= definition_time_names(statement)
-        return names
-    return set(referenced(node))
-
-
-def _all_args(args: ast.arguments) -> list[ast.arg]:
-    extra = [a for a in (args.vararg, args.kwarg) if a is not None]
-    return args.posonlyargs + args.args + args.kwonlyargs + extra
 
 
 @dataclass
@@ -255,7 +226,7 @@ def _join(parts: list[list[_Piece]]) -> tuple[str, list[Span]]:
 
 def _render_module(module: str, layout: ModuleLayout, items: list[_Item], collected: Collected,
                    owned: dict[str, list[str]], assignment: Assignment) -> tuple[str, list[Span]]:
-    items, cycles = _definition_order(items)
+    items, cycles = definition_order(items)
     items = _guard_cycles(module, items, cycles)
     bound = {name for item in items for name in item.names}
     header_bound = set().union(*(_bound_by_text(text) for text in layout.imports)) if layout.imports else set()
@@ -301,91 +272,6 @@ def _cross_imports(module: str, missing: set[str], at_import: set[str], owned: d
         line = f"from .{homes[0]} import {name}"
         (early if name in at_import else late).append(line)
     return early, late
-
-
-def _definition_time_parts(node: ast.stmt) -> list[ast.AST]:
-    """The parts of a statement evaluated at import (see :func:`definition_time_names`)."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return list(node.decorator_list) + list(node.args.defaults) + [d for d in node.args.kw_defaults if d]
-    if isinstance(node, ast.ClassDef):
-        return [*node.bases, *node.decorator_list, *node.keywords,
-                *(p for statement in node.body for p in _definition_time_parts(statement))]
-    return [node]
-
-
-@functools.lru_cache(maxsize=4096)  # asked for every statement that calls the definition at import
-def called_names(node: ast.AST) -> frozenset[str]:
-    """Names called anywhere inside a node (``f(...)``), nested functions included (a decorator factory's inner
-    function runs when the decorator is applied), and bare decorators (``@register`` calls ``register``)."""
-    names = {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    for n in ast.walk(node):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names |= {d.id for d in n.decorator_list if isinstance(d, ast.Name)}
-    return frozenset(names)
-
-
-def import_time_needs(item: _Item, by_name: dict[str, _Item]) -> tuple[set[str], list[str]]:
-    """What a statement needs when the module is imported: the names it mentions at definition time and,
-    transitively, every name in the definitions it calls there (a decorator that calls a helper that calls
-    another). Returns those names, and the chain of calls by which it needs itself ([] if it does not)."""
-    needs = set(definition_time_names(item.node))
-    caller: dict[str, str | None] = {}
-    pending = [(name, None) for part in _definition_time_parts(item.node) for name in called_names(part)]
-    loop: list[str] = []
-    while pending:
-        name, parent = pending.pop(0)  # breadth first: the shortest chain back to the statement is reported
-        called = by_name.get(name)
-        if name in caller or called is None or called is item:
-            continue
-        caller[name] = parent
-        mentioned = referenced(called.node)
-        needs |= mentioned
-        if not loop and set(item.names) & mentioned:
-            loop = [name]
-            while caller[loop[0]] is not None:
-                loop.insert(0, caller[loop[0]])
-        pending.extend((callee, name) for callee in called_names(called.node))
-    return needs, loop
-
-
-def _definition_order(items: list[_Item]) -> tuple[list[_Item], list[list[_Item]]]:
-    """Stable order in which whatever a statement needs at import (a base class, a default, a decorator and the
-    helpers it calls, transitively) comes first; and the cycles that make such an order impossible (definitions
-    that need each other at import), each in the order placed."""
-    by_name = {name: item for item in items for name in item.names}
-    ordered: list[_Item] = []
-    done: set[int] = set()
-    stack: list[_Item] = []
-    cycles: list[list[_Item]] = []
-
-    def visit(item: _Item) -> None:
-        if id(item) in done:
-            return
-        on_stack = next((i for i, x in enumerate(stack) if x is item), None)
-        if on_stack is not None:
-            cycles.append(stack[on_stack:])
-            return
-        stack.append(item)
-        needs, loop = import_time_needs(item, by_name)
-        if loop:  # needs itself at import, through the helpers it calls
-            chain = [item]
-            for link in (by_name[name] for name in loop):
-                if all(link is not known for known in chain):
-                    chain.append(link)
-            cycles.append(chain)
-        for name in sorted(needs):
-            if name in by_name and by_name[name] is not item:
-                visit(by_name[name])
-        stack.pop()
-        done.add(id(item))
-        ordered.append(item)
-
-    try:
-        for item in items:
-            visit(item)
-    except RecursionError:  # a chain of thousands of constants: keep the notebook's order
-        return items, []
-    return ordered, cycles
 
 
 def _guard_cycles(module: str, items: list[_Item], cycles: list[list[_Item]]) -> list[_Item]:

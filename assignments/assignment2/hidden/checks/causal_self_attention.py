@@ -15,7 +15,12 @@ The causality, mask-buffer and structure checks are gated on the values (probe.g
 
 import torch
 from _dropout_probe import dropout_verdict, one_hot_tokens, readable_value_weight
-from _layer_again import AGAIN, layer_called_again
+from _layer_again import (
+    AGAIN,
+    AGAIN_IN_EVAL_MODE,
+    layer_called_again,
+    layer_called_again_in_eval_mode,
+)
 
 from autograder.probe import (
     check,
@@ -221,3 +226,10 @@ def large_scores(impl, ref, ctx):
 def called_again(impl, ref, ctx):
     return layer_called_again(lambda: _layer(impl, ctx, 5, 3, 8), ctx, (2, 5, 5), (2, 8, 5),
                               "CausalSelfAttention(5, 3, 8)")
+
+
+@check("causal_self_attention", weight=1, compare_reference=False, verify=same_as_fresh(WHAT),
+       description=AGAIN_IN_EVAL_MODE)
+def eval_mode_called_again(impl, ref, ctx):
+    return layer_called_again_in_eval_mode(lambda: _layer(impl, ctx, 5, 3, 8, dropout=0.3), ctx,
+                                           (2, 5, 5), (2, 8, 5), "CausalSelfAttention(5, 3, 8, dropout=0.3)")

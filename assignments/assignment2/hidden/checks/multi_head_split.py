@@ -14,7 +14,12 @@ ValueError checks are gated on the values (probe.gated): a layer that computes n
 
 import torch
 from _dropout_probe import dropout_verdict, one_hot_tokens, readable_value_weight
-from _layer_again import AGAIN, layer_called_again
+from _layer_again import (
+    AGAIN,
+    AGAIN_IN_EVAL_MODE,
+    layer_called_again,
+    layer_called_again_in_eval_mode,
+)
 
 from autograder.probe import (
     check,
@@ -238,3 +243,10 @@ def large_scores(impl, ref, ctx):
 def called_again(impl, ref, ctx):
     return layer_called_again(lambda: _layer(impl, ctx, 5, 6, 8, 3), ctx, (2, 5, 5), (2, 8, 5),
                               "MultiHeadCausalAttention(5, 6, 8, 3)")
+
+
+@check("multi_head_split", weight=1, compare_reference=False, verify=same_as_fresh(WHAT),
+       description=AGAIN_IN_EVAL_MODE)
+def eval_mode_called_again(impl, ref, ctx):
+    return layer_called_again_in_eval_mode(lambda: _layer(impl, ctx, 5, 6, 8, 3, dropout=0.3), ctx,
+                                           (2, 5, 5), (2, 8, 5), "MultiHeadCausalAttention(5, 6, 8, 3, dropout=0.3)")

@@ -8,7 +8,12 @@ them.
 """
 
 import torch
-from _layer_again import AGAIN, layer_called_again
+from _layer_again import (
+    AGAIN,
+    AGAIN_IN_EVAL_MODE,
+    layer_called_again,
+    layer_called_again_in_eval_mode,
+)
 
 from autograder.probe import (
     check,
@@ -152,3 +157,10 @@ def errors(impl, ref, ctx):
 def called_again(impl, ref, ctx):
     return layer_called_again(lambda: _layer(impl, ctx, 5, 6, 8, 2), ctx, (2, 5, 5), (2, 8, 5),
                               "MultiHeadCausalAttentionStacked(5, 6, 8, 2)")
+
+
+@check("multi_head_stacked", weight=1, compare_reference=False, verify=same_as_fresh(WHAT),
+       description=AGAIN_IN_EVAL_MODE)
+def eval_mode_called_again(impl, ref, ctx):
+    return layer_called_again_in_eval_mode(lambda: _layer(impl, ctx, 5, 6, 8, 2, dropout=0.3), ctx, (2, 5, 5),
+                                           (2, 8, 5), "MultiHeadCausalAttentionStacked(5, 6, 8, 2, dropout=0.3)")

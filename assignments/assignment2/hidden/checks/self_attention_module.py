@@ -4,11 +4,17 @@ Every layer is built after ctx.seed_torch(), then ctx.init_module gives it seede
 parameter name, so the student's W_q, W_k, W_v get the same values as the reference's). d_in != d_out in
 most shapes, so a scale by sqrt(d_in) or a projection of the wrong size cannot pass by accident. Large inputs
 (scores in the hundreds to thousands, "deep" tolerance) catch a softmax written without subtracting the maximum.
-The equivariance and structure checks are gated on the values (probe.gated).
+The equivariance and structure checks are gated on the values (probe.gated). The value checks run in train
+mode; eval mode is checked on a fresh layer and when called again (_layer_again).
 """
 
 import torch
-from _layer_again import AGAIN, layer_called_again
+from _layer_again import (
+    AGAIN,
+    AGAIN_IN_EVAL_MODE,
+    layer_called_again,
+    layer_called_again_in_eval_mode,
+)
 
 from autograder.probe import check, gate_values, gate_values_of, gated, same_as_fresh
 
@@ -119,3 +125,10 @@ def large_scores(impl, ref, ctx):
 def called_again(impl, ref, ctx):
     return layer_called_again(lambda: _layer(impl, ctx, 5, 4), ctx, (2, 6, 5), (2, 4, 5),
                               "SelfAttention(5, 4)")
+
+
+@check("self_attention_module", weight=1, compare_reference=False, verify=same_as_fresh(WHAT),
+       description=AGAIN_IN_EVAL_MODE)
+def eval_mode_called_again(impl, ref, ctx):
+    return layer_called_again_in_eval_mode(lambda: _layer(impl, ctx, 5, 4), ctx, (2, 6, 5), (2, 4, 5),
+                                           "SelfAttention(5, 4)")

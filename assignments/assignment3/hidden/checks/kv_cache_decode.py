@@ -14,6 +14,10 @@ Work (a diagnosis, of lower weight): forward hooks count the token rows entering
 With the cache every token is projected exactly once and one position at a time (batch * n rows, one position
 per call); without it the keys and values of the whole prefix are recomputed at every step
 (batch * n (n + 1) / 2 rows).
+
+Both modes: a decoder is used at inference, so the value checks give it the layer in train mode and in eval mode
+(every other shape), and the calls again on one layer, with autograd on, switch it from eval to train mode and
+back: a cache kept on the layer "for generation" is one never reset.
 """
 
 import torch
@@ -77,11 +81,13 @@ def _versioned(layer, tokens, ctx):
 
 def _decoded(decode, ref, ctx, name):
     outputs = {}
-    for batch, n, dim, heads in SHAPES:
+    for index, (batch, n, dim, heads) in enumerate(SHAPES):
         layer, tokens = _layer_and_tokens(ref, ctx, batch, n, dim, heads)
+        layer.train(index % 2 == 0)
         with torch.no_grad():
             out = decode(layer, tokens)
-        outputs[f"{name}(MultiHeadAttention({dim}, {heads}), tokens of shape {(batch, n, dim)})"] = out
+        mode = "" if layer.training else " in eval mode"
+        outputs[f"{name}(MultiHeadAttention({dim}, {heads}){mode}, tokens of shape {(batch, n, dim)})"] = out
     return outputs
 
 
@@ -235,7 +241,9 @@ def uncached_recomputes_prefix(impl, ref, ctx):
     return _versioned_outputs(impl.kv_cache.decode_without_cache, ref, ctx, "decode_without_cache")
 
 
-# State kept between calls: a cache on the layer that is never reset is right once and wrong on the next call.
+# State kept between calls: a cache on the layer that is never reset is right once and wrong on the next call. The
+# layer goes from eval to train mode and back (as a training loop with evaluations does): a cache kept "for
+# generation", reset in train mode only, is wrong on the last call (and told apart from one never reset).
 AGAIN_DIM, AGAIN_HEADS = 24, 3
 
 
@@ -244,24 +252,28 @@ def _decoded_twice(decode, name, ref, ctx):
         ctx.seed_torch()
         return ctx.init_module(ref.attention.MultiHeadAttention(AGAIN_DIM, AGAIN_HEADS))
 
-    def call(layer, tokens):
-        with torch.no_grad():
-            return decode(layer, tokens.clone())
+    def call(layer, case):
+        tokens, training = case
+        return decode(layer.train(training), tokens.clone())
 
     first, other = ctx.randn(2, 7, AGAIN_DIM, scale=2.0), ctx.randn(2, 5, AGAIN_DIM, scale=2.0)
-    return called_twice(fresh_layer, call, {"tokens (2, 7, 24)": first, "other tokens (2, 5, 24)": other,
-                                            "the first tokens (2, 7, 24) again": first},
+    inputs = {"tokens (2, 7, 24), the layer in eval mode": (first, False),
+              "other tokens (2, 5, 24), the layer in train mode": (other, True),
+              "the first tokens (2, 7, 24) again, the layer in eval mode": (first, False)}
+    return called_twice(fresh_layer, call, inputs,
                         what=f"{name}(MultiHeadAttention({AGAIN_DIM}, {AGAIN_HEADS}), tokens)")
 
 
 @check("kv_cache_decode", weight=2, compare_reference=False, verify=same_as_fresh("decode_with_cache"),
-       description="decode_with_cache called again on the same layer (other tokens, then the first ones) gives what "
-                   "it gives on a fresh layer: no cache survives from one call to the next")
+       description="decode_with_cache called again on the same layer (other tokens with the layer in train mode, "
+                   "then the first ones in eval mode) gives what it gives on a fresh layer: no cache survives from "
+                   "one call to the next, in either mode")
 def cached_called_again(impl, ref, ctx):
     return _decoded_twice(impl.kv_cache.decode_with_cache, "decode_with_cache", ref, ctx)
 
 
 @check("kv_cache_decode", weight=1, compare_reference=False, verify=same_as_fresh("decode_without_cache"),
-       description="decode_without_cache called again on the same layer gives what it gives on a fresh layer")
+       description="decode_without_cache called again on the same layer (in eval, train, then eval mode) gives what "
+                   "it gives on a fresh layer")
 def uncached_called_again(impl, ref, ctx):
     return _decoded_twice(impl.kv_cache.decode_without_cache, "decode_without_cache", ref, ctx)

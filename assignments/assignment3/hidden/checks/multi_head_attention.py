@@ -10,9 +10,13 @@ tolerance: at a score of magnitude S a correct float32 softmax carries a relativ
 
 Property checks (causality, equivariance, weights agreeing with forward, structure, the ValueError) are gated on
 the values (probe.gated): a layer that computes nothing cannot earn them.
+
+Both sides of every mode: the value checks run in train mode, with and without autograd; eval mode (as when
+generating) is checked on a fresh layer and when called again, and training by gradients and one SGD step (_modes).
 """
 
 import torch
+from _modes import called_again_in_eval_mode, forward_with_causal, one_training_step
 
 from autograder.probe import (
     called_twice,
@@ -270,3 +274,31 @@ def called_again(impl, ref, ctx):
     return called_twice(lambda: _layer(impl, ctx, 12, 3), _forward_and_weights,
                         {"x (2, 5, 12)": first, "x (2, 8, 12)": ctx.randn(2, 8, 12), "the first x again": first},
                         what="MultiHeadAttention(12, 3): forward, causal forward and attention_weights")
+
+
+@check("multi_head_attention", weight=1, compare_reference=False, verify=same_as_fresh(WHAT),
+       description="in eval mode under torch.no_grad() (as when generating), forward gives what it gives in train "
+                   "mode, on a fresh layer and when called again (another length with causal=True, then the first "
+                   "input): nothing depends on self.training, no keys or values are kept from one call to the next")
+def eval_mode_called_again(impl, ref, ctx):
+    first = ctx.randn(2, 6, 12)
+    inputs = {"x (2, 6, 12)": (first, False), "x (2, 4, 12) with causal=True": (ctx.randn(2, 4, 12), True),
+              "the first x again": (first, False)}
+    return called_again_in_eval_mode(lambda: _layer(impl, ctx, 12, 3), forward_with_causal, inputs,
+                                     what="MultiHeadAttention(12, 3)")
+
+
+@check("multi_head_attention", weight=1, tolerance="deep",
+       description="training: the gradients of self-, causal and cross-attention reach x, the context and all four "
+                   "projections, and after one SGD step the layer computes with the new weights")
+def gradients(impl, ref, ctx):
+    layer = _layer(impl, ctx, 12, 3)
+    x, context = ctx.randn(2, 5, 12).requires_grad_(), ctx.randn(2, 7, 12).requires_grad_()
+    probes = [ctx.randn(2, 5, 12) for _ in range(3)]
+
+    def loss_of(module):
+        outputs = (module(x), module(x, causal=True), module(x, context=context))
+        return sum((out * probe).sum() for out, probe in zip(outputs, probes))
+
+    return one_training_step(layer, loss_of, ["q_proj.weight", "k_proj.weight", "v_proj.bias", "out_proj.weight"],
+                             {"x": x, "the context": context})

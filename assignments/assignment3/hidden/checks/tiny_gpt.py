@@ -9,9 +9,14 @@ thousands (query and key projections scaled up) must still give finite, correct 
 
 Property checks (parts, causality, the length limit) are gated on the logits (probe.gated): a model that computes
 nothing cannot earn them.
+
+Both sides of every mode: the value checks run in train mode under torch.no_grad(); eval mode (as generate and
+predictable_accuracy use the model: every position's logits, not the last one's only) is checked on a fresh model
+and when called again, and training by the gradients reaching every part and one SGD step (_modes).
 """
 
 import torch
+from _modes import called_again_in_eval_mode, one_training_step
 from torch import nn
 
 from autograder.probe import called_twice, check, gate_values, gate_values_of, gated, same_as_fresh
@@ -235,3 +240,26 @@ def called_again(impl, ref, ctx):
     return called_twice(lambda: _model(impl, ctx, 13, 24, 3, 2), _logits_and_maps,
                         {"ids (2, 10)": first, "ids (3, 6)": ctx.randint(0, 13, (3, 6)), "the first ids again": first},
                         what="TinyGPT(13, 24, 3, 2): logits and attention_maps")
+
+
+@check("tiny_gpt", weight=2, compare_reference=False, verify=same_as_fresh(WHAT),
+       description="in eval mode under torch.no_grad() (as generate and predictable_accuracy use it), forward "
+                   "returns the logits of every position and attention_maps its maps, as in train mode, on a fresh "
+                   "model and when called again: nothing depends on self.training, nothing is kept between calls")
+def eval_mode_called_again(impl, ref, ctx):
+    first = ctx.randint(0, 13, (2, 10))
+    return called_again_in_eval_mode(
+        lambda: _model(impl, ctx, 13, 24, 3, 2), _logits_and_maps,
+        {"ids (2, 10)": first, "ids (3, 6)": ctx.randint(0, 13, (3, 6)), "the first ids again": first},
+        what="TinyGPT(13, 24, 3, 2): logits and attention_maps")
+
+
+@check("tiny_gpt", weight=1, tolerance="deep",
+       description="training: the gradients of the logits reach the token embeddings, the blocks, the final norm and "
+                   "the head, and after one SGD step the model computes with the new weights")
+def gradients(impl, ref, ctx):
+    model = _model(impl, ctx, 13, 24, 3, 2)
+    ids, probe = ctx.randint(0, 13, (2, 10)), ctx.randn(2, 10, 13)
+    return one_training_step(model, lambda m: (m(ids) * probe).sum(),
+                             ["tokens.weight", "blocks.0.attn.q_proj.weight", "blocks.1.norm2.bias", "norm.weight",
+                              "head.weight"])

@@ -12,9 +12,13 @@ and its float32 roundoff at that magnitude is ~3e-5).
 
 Property checks (causality, structure, the input unchanged) are gated on the values (probe.gated): a block that
 computes nothing cannot earn them.
+
+Both sides of every mode: the value checks run in train mode, with and without autograd (and gradients); eval mode
+(as when generating) is checked on a fresh block and when called again (_modes).
 """
 
 import torch
+from _modes import called_again_in_eval_mode, forward_with_causal
 
 from autograder.probe import called_twice, check, future_unchanged, gate_values, gate_values_of, gated, same_as_fresh
 
@@ -225,3 +229,15 @@ def called_again(impl, ref, ctx):
     return called_twice(lambda: _block(impl, ctx, 12, 3, 2), _causal,
                         {"x (2, 6, 12)": first, "x (2, 4, 12)": ctx.randn(2, 4, 12), "the first x again": first},
                         what="TransformerBlock(12, 3, mlp_ratio=2) with causal=True")
+
+
+@check("transformer_block", weight=1, compare_reference=False, verify=same_as_fresh(WHAT),
+       description="in eval mode under torch.no_grad() (as when generating), forward gives what it gives in train "
+                   "mode, with and without causal=True, on a fresh block and when called again: nothing depends on "
+                   "self.training, nothing is kept from one call to the next")
+def eval_mode_called_again(impl, ref, ctx):
+    first = ctx.randn(2, 6, 12)
+    inputs = {"x (2, 6, 12)": (first, False), "x (2, 4, 12) with causal=True": (ctx.randn(2, 4, 12), True),
+              "the first x again": (first, False)}
+    return called_again_in_eval_mode(lambda: _block(impl, ctx, 12, 3, 2), forward_with_causal, inputs,
+                                     what="TransformerBlock(12, 3, mlp_ratio=2)")
