@@ -11,6 +11,7 @@ from pathlib import Path
 
 from autograder.authoring.closure import module_closure
 from autograder.authoring.dependencies import INSTRUCTOR_ONLY
+from autograder.authoring.hidden_names import file_hidden_imports, hidden_modules
 from autograder.authoring.readme import STUDENT_README
 from autograder.authoring.template import find_regions, render_template, template_drift
 from autograder.errors import ReleaseError
@@ -237,7 +238,8 @@ def solution_lines(assignment: Assignment) -> set[str]:
 
 
 def scan_for_leaks(assignment: Assignment, folder: Path) -> list[str]:
-    """What in a student-facing folder should not be there: hidden file names, solution lines, the quiz key.
+    """What in a student-facing folder should not be there: hidden file names, solution lines, the quiz key, an
+    import of a module only the instructor's copy has (``authoring/hidden_names.py``).
 
     Args:
         assignment: The assignment.
@@ -252,8 +254,11 @@ def scan_for_leaks(assignment: Assignment, folder: Path) -> list[str]:
         explanations = [" ".join(e["explanation"].split()) for e in load_key(assignment.quiz).values()
                         if len(e["explanation"].strip()) >= MIN_LEAK_LINE]
     problems = []
+    hidden = hidden_modules(assignment)
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         relative = path.relative_to(folder).as_posix()
+        if path.suffix == ".py":
+            problems += [f"{relative}:{found.line}: {found.sentence()}" for found in file_hidden_imports(path, hidden)]
         bad = [part for part in FORBIDDEN_NAME_PARTS if part in relative.lower()]
         if bad:
             problems.append(f"{relative}: file name contains {bad[0]!r}")

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from autograder.authoring.lint import lint_assignment
+from autograder.authoring.lint import lint_assignment, points_total
 from autograder.authoring.quiz_cues import blind_bound, blind_summary, cue_problems, key_pattern_problems
 from autograder.authoring.template import template_drift
 from autograder.errors import GraderError
 from autograder.judge.scoring import paying_checks
 from autograder.reports.results import NOT_IMPLEMENTED, GradeReport, TaskResult
 from autograder.show.render import declares_figures
-from autograder.spec.assignment import Assignment, absent_file
+from autograder.spec.assignment import MANIFEST, Assignment, absent_file
 from autograder.spec.quiz import load_key, load_questions, read_answers
 from autograder.util.paths import display_path
 
@@ -176,7 +176,8 @@ def grade_reference_and_template(assignment: Assignment) -> list[Finding]:
 
 def check_authoring(assignment: Assignment, imports: bool = True) -> Finding:
     """Files and folders the manifest names exist, checks files load and bind every check to a real task, public
-    tests are tagged with real tasks, manifest names exist in the reference, mutations have one form, unique ids and
+    tests are tagged with real tasks and import nothing hidden, the reference imports only student files, manifest
+    names exist in the reference, the points add up to ``total_points``, mutations have one form, unique ids and
     edits that apply to the reference, leave Python and (with ``imports``) import, and meet the ``[audit]``
     minimums, the quiz key is balanced, the figure files load (``authoring/lint.py``)."""
     problems = lint_assignment(assignment, imports)
@@ -187,7 +188,16 @@ def check_authoring(assignment: Assignment, imports: bool = True) -> Finding:
                                        "manifest names defined in the reference, "
                                        f"at least {assignment.audit.min_mistakes} mistakes and "
                                        f"{assignment.audit.min_variants} variants, each applying to the reference"
-                                       f"{' and importing' if imports else ''}"])
+                                       f"{' and importing' if imports else ''}", points_sentence(assignment)])
+
+
+def points_sentence(assignment: Assignment) -> str:
+    """What the points add up to, and whether the manifest holds them to a total."""
+    total, declared = points_total(assignment)
+    if declared is not None:
+        return f"the points add up to {total:g}, as [assignment] total_points says"
+    return (f"the points add up to {total:g} (reports show scores out of {total:g}); declare [assignment] "
+            f"total_points = {total:g} in {MANIFEST} to have verify hold them to it")
 
 
 def verify_assignment(assignment: Assignment, grade: bool = True) -> Verification:
