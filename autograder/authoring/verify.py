@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from autograder.authoring.lint import lint_assignment, points_total
@@ -174,6 +175,23 @@ def grade_reference_and_template(assignment: Assignment) -> list[Finding]:
     return [check_reference_report(reference), check_template_report(template, assignment)]
 
 
+def run_reference_as_students(assignment: Assignment) -> list[Finding]:
+    """Grade the reference and the template, and run what students run on the reference: the public tests and,
+    where the assignment declares figures, the figures (``authoring/reference_runs.py``): code that is right must
+    pass them. Each runs in its own processes, so the three run at once."""
+    from autograder.authoring.reference_runs import figures_on_reference, public_tests_on_reference
+
+    with ThreadPoolExecutor(3) as pool:
+        graded = pool.submit(grade_reference_and_template, assignment)
+        public = pool.submit(public_tests_on_reference, assignment)
+        figures = pool.submit(figures_on_reference, assignment) if declares_figures(assignment) else None
+        findings = graded.result() + [Finding("public tests pass on the reference", public.result().ok,
+                                              public.result().details)]
+        if figures is not None:
+            findings.append(Finding("reference figures show no ✗", figures.result().ok, figures.result().details))
+    return findings
+
+
 def check_authoring(assignment: Assignment, imports: bool = True) -> Finding:
     """Files and folders the manifest names exist, checks files load and bind every check to a real task, public
     tests are tagged with real tasks and import nothing hidden, the reference imports only student files, manifest
@@ -205,8 +223,9 @@ def verify_assignment(assignment: Assignment, grade: bool = True) -> Verificatio
 
     Args:
         assignment: The assignment.
-        grade: Also import every mistake and variant, and grade the reference and the template (the slow parts;
-            the grading is skipped while authoring problems remain, which grading would only report less clearly).
+        grade: Also import every mistake and variant, grade the reference and the template, and run the public
+            tests and draw the figures on the reference (the slow parts; skipped while authoring problems remain,
+            which they would only report less clearly).
 
     Returns:
         The findings, ok or not.
@@ -215,7 +234,7 @@ def verify_assignment(assignment: Assignment, grade: bool = True) -> Verificatio
     verification = Verification(assignment.name, [authoring, check_quiz_key(assignment),
                                                   check_template_current(assignment)])
     if grade and authoring.ok:
-        verification.findings += grade_reference_and_template(assignment)
+        verification.findings += run_reference_as_students(assignment)
     elif grade:
         verification.findings.append(Finding("grading", False, ["not graded: fix the authoring problems first"]))
     return verification
