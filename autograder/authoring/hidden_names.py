@@ -61,7 +61,10 @@ def hidden_imports(tree: ast.AST, hidden: dict[str, str]) -> list[HiddenImport]:
 
 
 def file_hidden_imports(path: Path, hidden: dict[str, str]) -> list[HiddenImport]:
-    """:func:`hidden_imports` of a file (none if it cannot be read or parsed: what reads it says so)."""
+    """:func:`hidden_imports` of a Python file (none for another file, or one that cannot be read or parsed: what
+    reads it says so)."""
+    if path.suffix != ".py":
+        return []
     try:
         return hidden_imports(parse(path.read_text(encoding="utf-8"), str(path)), hidden)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
