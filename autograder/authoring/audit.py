@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+import textwrap
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.authoring.blind import BLIND_KINDS, write_blind_package
+from autograder.authoring.escapes import closeness_words, escaped_detail
 from autograder.authoring.minimums import Figure, missed_minimums
 from autograder.authoring.mutation_imports import import_answers
 from autograder.authoring.notebook_template import notebook_path
@@ -19,14 +21,15 @@ from autograder.authoring.template import render_template
 from autograder.errors import AssignmentError
 from autograder.grading.grader import Grader
 from autograder.judge.scoring import paying_checks
-from autograder.reports.results import PASSED, GradeReport, TaskResult
+from autograder.reports.results import ERROR, PASSED, GradeReport, TaskResult
 from autograder.spec.assignment import Assignment
 from autograder.spec.mutation import Mutation, apply_mutation, edited_texts, load_mutations
 from autograder.spec.reference import module_imports
 from autograder.util.table import LEFT, RIGHT, table
 
-CAUGHT, ESCAPED, COLLATERAL, FULL, PENALISED, BROKEN, NO_IMPORT = (
-    "caught", "ESCAPED", "COLLATERAL", "full marks", "WRONGLY PENALISED", "STALE", "DOES NOT IMPORT")
+CAUGHT, ESCAPED, COLLATERAL, FULL, PENALISED, BROKEN, NO_IMPORT, IMPORT_ONLY = (
+    "caught", "ESCAPED", "COLLATERAL", "full marks", "WRONGLY PENALISED", "STALE", "DOES NOT IMPORT",
+    "STOPPED BY IMPORT")
 
 
 @dataclass
@@ -64,42 +67,57 @@ def tasks_to_grade(assignment: Assignment, mutation: Mutation) -> set[str]:
 
 
 def judge(mutation: Mutation, kind: str, report: GradeReport) -> AuditRow:
-    """Decide whether a mistake was caught (only in its task) or a variant kept full marks."""
+    """Decide whether a mistake was caught (only in its task, by a check rather than an import) or a variant kept
+    full marks."""
     scores = {t.id: (t.score, t.max_score) for t in report.tasks}
     row = AuditRow(mutation, kind, FULL, scores)
     lost = sorted(t.id for t in report.tasks if t.score < t.max_score)
     if kind == "variant":
         if lost:
             row.verdict = PENALISED
-            row.detail = "; ".join(f"{t.id}: {t.feedback}" for t in report.tasks if t.id in lost)[:400]
+            row.detail = _shorten("; ".join(f"{t.id}: {t.feedback}" for t in report.tasks if t.id in lost), 400)
         return row
     target = next((t for t in report.tasks if t.id == mutation.task), None)
-    collateral = [name for name in lost if name != mutation.task]
-    if target is None or target.score >= target.max_score:
-        row.verdict = ESCAPED
-        row.detail = escaped_detail(target)
-        if collateral:  # caught, but under another task than the one the mistake file names: said first, as the fix
-            row.detail = f"lost points in {', '.join(collateral)} instead (is its task right?); {row.detail}"
-    elif collateral:
-        row.verdict = COLLATERAL
-        row.detail = f"also lost points in {', '.join(collateral)}"
-    else:
-        row.verdict = CAUGHT
+    row.verdict, row.detail = _mistake_verdict(mutation, report, lost, target)
     if target is not None:
         failing = [c for c in target.checks if c.status != PASSED]
         row.diagnosis = next((c.hint for c in failing if c.hint), "")
         row.diagnosed = bool(row.diagnosis) and row.diagnosis == mutation.hint
-        if row.verdict == CAUGHT and not row.detail and failing:
-            row.detail = f"{failing[0].status}: {failing[0].message}"[:200]
+        if row.verdict == CAUGHT and failing:
+            row.detail = _shorten(f"{failing[0].status}: {failing[0].message}", 200)
     return row
 
 
-def escaped_detail(target: TaskResult | None) -> str:
-    """What an escaped mistake went through: the checks of its task that ran and passed (the ones to sharpen)."""
-    if target is None:
-        return "its task was not graded"
-    passed = [c.name for c in target.checks if c.status == PASSED]
-    return f"passed {len(passed)} checks: {', '.join(passed)}"[:400] if passed else "no check of its task ran"
+def _mistake_verdict(mutation: Mutation, report: GradeReport, lost: list[str],
+                     target: TaskResult | None) -> tuple[str, str]:
+    """A mistake's verdict and the detail that says why (none for one caught)."""
+    collateral = [name for name in lost if name != mutation.task]
+    stopped = import_stop(report, lost)
+    if stopped:
+        return IMPORT_ONLY, (f"it lost points only because {stopped}; a check must catch a mistake, not an import of "
+                             f"the graded copy, which holds only [assignment] student_files: is a file it needs "
+                             f"missing there?")
+    if target is None or target.score >= target.max_score:
+        detail = escaped_detail(target)
+        if collateral:  # caught, but under another task than the one the mistake file names: said first, as the fix
+            detail = f"lost points in {', '.join(collateral)} instead (is its task right?); {detail}"
+        return ESCAPED, detail
+    if collateral:
+        return COLLATERAL, f"also lost points in {', '.join(collateral)}"
+    return CAUGHT, ""
+
+
+def _shorten(text: str, width: int) -> str:
+    """At most ``width`` characters, cut at a word's end (never mid-word), with an ellipsis where cut."""
+    return textwrap.shorten(text, width, placeholder=" …")
+
+
+def import_stop(report: GradeReport, lost: list[str]) -> str:
+    """The note saying which module could not be imported, when that alone cost the ``lost`` tasks their points
+    (every check that did not pass erred with that note: a student module that fails to import), else ''."""
+    failing = [c for t in report.tasks if t.id in lost for c in t.checks if c.status != PASSED]
+    notes = set(report.notes)
+    return failing[0].message if failing and all(c.status == ERROR and c.message in notes for c in failing) else ""
 
 
 def run_audit(assignment: Assignment, jobs: int = 2, progress=None) -> list[AuditRow]:
@@ -250,7 +268,12 @@ def _audit_one(grader: Grader, assignment: Assignment, mutation: Mutation, kind:
         return AuditRow(mutation, kind, NO_IMPORT, detail=not_importing)
     only = tasks_to_grade(assignment, mutation)
     report = grader.grade(folder, only=only)
-    return judge(mutation, kind, report)
+    row = judge(mutation, kind, report)
+    target = next((t for t in report.tasks if t.id == mutation.task), None)
+    if row.verdict == ESCAPED and target is not None:  # why: how near each check it passed came to failing
+        row.detail = row.detail.replace(escaped_detail(target),
+                                        escaped_detail(target, closeness_words(grader, mutation, target)))
+    return row
 
 
 def render_audit(rows: list[AuditRow], seconds: float) -> str:
@@ -285,7 +308,8 @@ def render_audit(rows: list[AuditRow], seconds: float) -> str:
 def _shown_note(row: AuditRow) -> str:
     """A row's last cell: the hint its mistake got (marked when it is the right one), else what went wrong."""
     note = row.diagnosis if row.kind == "mistake" and row.diagnosis else row.detail
-    shown = note if row.verdict in (BROKEN, NO_IMPORT) else note[:110]  # what to fix in the file, in full
+    in_full = row.verdict in (BROKEN, NO_IMPORT, ESCAPED, IMPORT_ONLY)  # what to fix, and where, in full
+    shown = note if in_full else _shorten(note, 110)
     return shown + (" [right hint]" if row.diagnosed else "")
 
 

@@ -5,16 +5,18 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from autograder.authoring.hidden_names import hidden_imports, hidden_modules
 from autograder.authoring.minimums import Figure, missed_minimums
 from autograder.authoring.mutation_imports import import_problems
 from autograder.errors import AssignmentError, GraderError
 from autograder.probe.checks import Check, checks_file_problems
 from autograder.spec.assignment import MANIFEST, Assignment, missing_paths
-from autograder.spec.manifest import location
+from autograder.spec.manifest import key_line, location
 from autograder.spec.mutation import combined_problems, read_mutations
 from autograder.spec.quiz import load_key, load_questions
-from autograder.util.syntax import parse
 from autograder.util.names import nearest
+from autograder.util.syntax import parse
+from autograder.util.tomlio import load_toml
 
 LETTERS = "abcd"
 
@@ -22,15 +24,86 @@ LETTERS = "abcd"
 def lint_assignment(assignment: Assignment, imports: bool = True) -> list[str]:
     """Every authoring problem of the assignment, one line each (none when it is sound); ``imports``: also import
     every mistake and variant (:func:`mutation_problems`), else they are read as text only."""
-    return (declared_path_problems(assignment) + checks_problems(assignment) + public_test_problems(assignment)
-            + reference_name_problems(assignment) + mutation_problems(assignment, imports)
-            + key_balance_problems(assignment) + figure_problems(assignment))
+    return (declared_path_problems(assignment) + student_file_problems(assignment) + points_problems(assignment)
+            + checks_problems(assignment) + public_test_problems(assignment) + reference_name_problems(assignment)
+            + mutation_problems(assignment, imports) + key_balance_problems(assignment) + figure_problems(assignment))
 
 
 def declared_path_problems(assignment: Assignment) -> list[str]:
     """Every file and folder the manifest names exists: each task's ``checks``, the quiz's ``questions`` and
     ``key``, ``public_tests`` (a student's copy lacks the hidden ones; the instructor's may not)."""
     return list(missing_paths(assignment).values())
+
+
+def student_file_problems(assignment: Assignment) -> list[str]:
+    """Every file of the reference that a student file imports (``from . import x``, ``from .x import``, ``from
+    <package>.x import``) is a student file too: grading takes only ``student_files`` from a submission, and the
+    template holds only them, so importing another file of the reference fails for every student (and for the
+    reference when ``grader verify`` grades it)."""
+    manifest = assignment.root / MANIFEST
+    where = location(manifest, manifest.read_text(encoding="utf-8"), "assignment", "student_files").rstrip(": ")
+    listed = set(assignment.student_files)
+    problems = []
+    for name in sorted(n for n in listed if n.endswith(".py") and "/" not in n):
+        path = assignment.reference / name
+        try:
+            tree = parse(path.read_text(encoding="utf-8"), str(path))
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            continue  # a missing or broken reference file: grading the reference says so
+        for line, target in _sibling_imports(tree, assignment.package, assignment.reference):
+            if target not in listed:
+                problems.append(f"{path}:{line}: imports {target}, which is not in [assignment] student_files: "
+                                f"grading takes only those files of a submission, so this import fails for every "
+                                f"student — add \"{target}\" to student_files ({where})")
+    return problems
+
+
+def _sibling_imports(tree: ast.AST, package: str, folder: Path) -> list[tuple[int, str]]:
+    """``(line, file)`` of each import, in a top-level file of the package, of another file beside it."""
+    found = set()
+    for node in ast.walk(tree):
+        for module in _imported_siblings(node, package):
+            for target in (f"{module}.py", f"{module}/__init__.py"):
+                if (folder / target).is_file():
+                    found.add((node.lineno, target))
+                    break
+    return sorted(found)
+
+
+def _imported_siblings(node: ast.AST, package: str) -> list[str]:
+    """The modules of the package an import statement names (``from . import x``, ``from .x import``, ``from
+    <package>.x import``, ``import <package>.x``), by their first name below the package."""
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    elif isinstance(node, ast.ImportFrom) and node.level <= 1:
+        prefix = f"{package}." if node.level else ""
+        names = [prefix + node.module] if node.module else [prefix + alias.name for alias in node.names]
+    else:
+        return []
+    return [name.split(".")[1] for name in names if name.startswith(f"{package}.")]
+
+
+def points_total(assignment: Assignment) -> tuple[float, float | None]:
+    """What the tasks' and the quiz's points add up to, and what ``[assignment] total_points`` says they must (None
+    when it says nothing)."""
+    declared = load_toml(assignment.root / MANIFEST).get("assignment", {}).get("total_points")
+    return assignment.max_score, None if declared is None else float(declared)
+
+
+def points_problems(assignment: Assignment) -> list[str]:
+    """The points add up to ``[assignment] total_points`` where it is declared: one line naming it and each
+    ``points`` line."""
+    total, declared = points_total(assignment)
+    if declared is None or abs(total - declared) < 1e-9:
+        return []
+    manifest = assignment.root / MANIFEST
+    text = manifest.read_text(encoding="utf-8")
+    parts = [f"{task.id} {task.points:g} (line {key_line(text, 'tasks', 'points', index)})"
+             for index, task in enumerate(assignment.tasks)]
+    if assignment.quiz is not None:
+        parts.append(f"{assignment.quiz.task_id} {assignment.quiz.points:g} (line {key_line(text, 'quiz', 'points')})")
+    return [f"{location(manifest, text, 'assignment', 'total_points')}[assignment] total_points is {declared:g}, but "
+            f"the points add up to {total:g}: {', '.join(parts)} — change a task's points, or total_points"]
 
 
 def checks_problems(assignment: Assignment) -> list[str]:
@@ -81,10 +154,12 @@ def figure_problems(assignment: Assignment) -> list[str]:
 
 def public_test_problems(assignment: Assignment) -> list[str]:
     """Every ``@pytest.mark.task("id")`` of the public tests names a code task of the manifest (``grader check``
-    runs a test with its task, and one of no task not at all), and every public test file parses."""
+    runs a test with its task, and one of no task not at all), every public test file parses, and none imports a
+    module only the instructor's copy has (``authoring/hidden_names.py``, as the release's leak scan reads it)."""
     if not assignment.public_tests.is_dir():
         return []  # reported by declared_path_problems
     known = [task.id for task in assignment.tasks]
+    hidden = hidden_modules(assignment)
     problems = []
     for path in sorted(assignment.public_tests.rglob("*.py")):
         try:
@@ -95,13 +170,21 @@ def public_test_problems(assignment: Assignment) -> list[str]:
         except (OSError, UnicodeDecodeError) as exc:
             problems.append(f"{path}: cannot read it: {exc}")
             continue
-        for line, task in _task_markers(tree):
-            if task not in known:
-                close = nearest(task, known)
-                fix = f"did you mean {close}? " if close else ""
-                problems.append(f"{path}:{line}: @pytest.mark.task({task!r}) names no task of the assignment "
-                                f"(grader check does not run the test and reports it failed): {task} — {fix}"
-                                f"(tasks: {', '.join(known)})")
+        problems += _marker_problems(path, tree, known)
+        problems += [f"{path}:{found.line}: {found.sentence()}" for found in hidden_imports(tree, hidden)]
+    return problems
+
+
+def _marker_problems(path: Path, tree: ast.AST, known: list[str]) -> list[str]:
+    """One line per ``mark.task`` of a public test file that names no task of the manifest."""
+    problems = []
+    for line, task in _task_markers(tree):
+        if task not in known:
+            close = nearest(task, known)
+            fix = f"did you mean {close}? " if close else ""
+            problems.append(f"{path}:{line}: @pytest.mark.task({task!r}) names no task of the assignment "
+                            f"(grader check does not run the test and reports it failed): {task} — {fix}"
+                            f"(tasks: {', '.join(known)})")
     return problems
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from autograder.authoring.closure import module_closure
 from autograder.authoring.dependencies import student_dependencies
+from autograder.authoring.hidden_names import file_hidden_imports, hidden_modules
 from autograder.authoring.readme import STUDENT_README
 from autograder.authoring.template import find_regions, render_template, template_drift
 from autograder.errors import ReleaseError
@@ -232,7 +233,8 @@ def solution_lines(assignment: Assignment) -> set[str]:
 
 
 def scan_for_leaks(assignment: Assignment, folder: Path) -> list[str]:
-    """What in a student-facing folder should not be there: hidden file names, solution lines, the quiz key.
+    """What in a student-facing folder should not be there: hidden file names, solution lines, the quiz key, an
+    import of a module only the instructor's copy has (``authoring/hidden_names.py``).
 
     Args:
         assignment: The assignment.
@@ -247,20 +249,28 @@ def scan_for_leaks(assignment: Assignment, folder: Path) -> list[str]:
         explanations = [" ".join(e["explanation"].split()) for e in load_key(assignment.quiz).values()
                         if len(e["explanation"].strip()) >= MIN_LEAK_LINE]
     problems = []
+    hidden = hidden_modules(assignment)
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         relative = path.relative_to(folder).as_posix()
+        problems += [f"{relative}:{found.line}: {found.sentence()}" for found in file_hidden_imports(path, hidden)]
         bad = [part for part in FORBIDDEN_NAME_PARTS if part in relative.lower()]
         if bad:
             problems.append(f"{relative}: file name contains {bad[0]!r}")
-        texts = [path.read_bytes()]
-        if path.suffix == ".zip":
-            with zipfile.ZipFile(path) as bundle:
-                texts = [bundle.read(member) for member in bundle.namelist()]
-                problems += [f"{relative}: member {m} contains {p!r}" for m in bundle.namelist()
-                             for p in FORBIDDEN_NAME_PARTS if p in m.lower()]
+        texts, members = _file_texts(path, relative)
+        problems += members
         for data in texts:
             problems += _content_leaks(relative, data.decode("utf-8", errors="replace"), secrets, explanations)
     return problems
+
+
+def _file_texts(path: Path, relative: str) -> tuple[list[bytes], list[str]]:
+    """What a file holds to scan (each member of a zip), and a line for each zip member with a hidden name."""
+    if path.suffix != ".zip":
+        return [path.read_bytes()], []
+    with zipfile.ZipFile(path) as bundle:
+        names = bundle.namelist()
+        return [bundle.read(name) for name in names], [f"{relative}: member {name} contains {part!r}" for name in names
+                                                       for part in FORBIDDEN_NAME_PARTS if part in name.lower()]
 
 
 def _content_leaks(name: str, text: str, secrets: set[str], explanations: list[str]) -> list[str]:

@@ -22,6 +22,7 @@ FILES = {
     "public_conftest.py": "public_tests/conftest.py",
     "public_test_ops.py": "public_tests/test_ops.py",
     "figure_temperature.py": "figures/temperature.py",
+    "figures_gitignore": "figures/.gitignore",  # the expected PNGs are rendered, never committed
     "reference_init.py": "reference:__init__.py",
     "reference_ops.py": "reference:ops.py",
     "answers.toml": "reference:answers.toml",

@@ -314,7 +314,7 @@ def template_drift(assignment: Assignment, folder: Path | None = None) -> list[s
         name = path.relative_to(folder).as_posix()
         if name not in expected:
             problems.append(f"{display_path(path)} is not part of the template: delete it (grader template never "
-                            f"deletes a file)")
+                            f"deletes a file){left_in_reference(assignment, [name])}")
     return problems + notebook_drift(assignment, expected, folder.parent / f"{assignment.name}.ipynb")
 
 
@@ -322,8 +322,10 @@ def _files_below(folder: Path) -> list[Path]:
     return [p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
 
 
-def write_files(files: dict[str, bytes], destination: Path) -> None:
+def write_files(files: dict[str, bytes], destination: Path, assignment: Assignment | None = None) -> None:
     """Replace ``destination`` by a folder holding exactly ``files`` (built beside it, then swapped in).
+
+    ``assignment``: the template's assignment, whose reference may hold the same strays (:func:`left_in_reference`).
 
     Raises:
         TemplateError: If the destination holds files the template would not contain (it is never wiped then).
@@ -335,7 +337,8 @@ def write_files(files: dict[str, bytes], destination: Path) -> None:
         if not destination.is_dir():
             raise TemplateError(f"{display_path(destination)} is not a folder; move it away, then generate again")
         if strangers:
-            raise TemplateError(_strangers_message(destination, strangers))
+            left = left_in_reference(assignment, strangers) if assignment is not None else ""
+            raise TemplateError(_strangers_message(destination, strangers, left))
     destination.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}-", dir=destination.parent))
     try:
@@ -352,15 +355,27 @@ def write_files(files: dict[str, bytes], destination: Path) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _strangers_message(destination: Path, strangers: list[str]) -> str:
+def _strangers_message(destination: Path, strangers: list[str], left: str = "") -> str:
     """What to do about files of a template folder that a fresh generation would not write (never deleted for the
-    instructor: the folder may be one they chose by mistake)."""
+    instructor: the folder may be one they chose by mistake); ``left``: what the reference still holds of them."""
     files = "files" if len(strangers) > 1 else "a file"
     them = "them" if len(strangers) > 1 else "it"
     listed = ", ".join(strangers[:5]) + (f" and {len(strangers) - 5} more" if len(strangers) > 5 else "")
     remove = " ".join(shlex.quote(display_path(destination / name)) for name in strangers)
+    guess = "" if left else " (a module the reference no longer has?)"
     return (f"{display_path(destination)} holds {files} a fresh generation would not write, and it never deletes one: "
-            f"{listed} (a module the reference no longer has?); delete {them} (rm {remove}), then generate again")
+            f"{listed}{guess}; delete {them} (rm {remove}), then generate again{left}")
+
+
+def left_in_reference(assignment: Assignment, names: list[str]) -> str:
+    """``; the reference still has ops.py, ...`` for the files the reference holds that ``student_files`` no longer
+    lists, such as a module of ``grader new`` renamed in the manifest but left behind ('' for none)."""
+    left = [name for name in names if (assignment.reference / name).is_file() and name not in assignment.student_files]
+    if not left:
+        return ""
+    remove = " ".join(shlex.quote(display_path(assignment.reference / name)) for name in left)
+    return (f"; the reference still has {', '.join(left)}, which [assignment] student_files no longer lists (left "
+            f"from `grader new` or a rename?): delete {'them' if len(left) > 1 else 'it'} there too (rm {remove})")
 
 
 def generate_template(assignment: Assignment, destination: Path | None = None) -> Path:
@@ -378,6 +393,6 @@ def generate_template(assignment: Assignment, destination: Path | None = None) -
     """
     destination = destination or assignment.template
     files = render_template(assignment)
-    write_files(files, destination)
+    write_files(files, destination, assignment)
     write_notebook(assignment, files, destination.parent / f"{assignment.name}.ipynb")
     return destination

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from autograder.authoring.lint import lint_assignment
+from autograder.authoring.lint import lint_assignment, points_total
 from autograder.authoring.quiz_cues import blind_bound, blind_summary, cue_problems, key_pattern_problems
 from autograder.authoring.template import template_drift
 from autograder.errors import GraderError
 from autograder.judge.scoring import paying_checks
 from autograder.reports.results import NOT_IMPLEMENTED, GradeReport, TaskResult
 from autograder.show.render import declares_figures
-from autograder.spec.assignment import Assignment, absent_file
+from autograder.spec.assignment import MANIFEST, Assignment, absent_file
 from autograder.spec.quiz import load_key, load_questions, read_answers
 from autograder.util.paths import display_path
 
@@ -174,9 +175,27 @@ def grade_reference_and_template(assignment: Assignment) -> list[Finding]:
     return [check_reference_report(reference), check_template_report(template, assignment)]
 
 
+def run_reference_as_students(assignment: Assignment) -> list[Finding]:
+    """Grade the reference and the template, and run what students run on the reference: the public tests and,
+    where the assignment declares figures, the figures (``authoring/reference_runs.py``): code that is right must
+    pass them. Each runs in its own processes, so the three run at once."""
+    from autograder.authoring.reference_runs import figures_on_reference, public_tests_on_reference
+
+    with ThreadPoolExecutor(3) as pool:
+        graded = pool.submit(grade_reference_and_template, assignment)
+        public = pool.submit(public_tests_on_reference, assignment)
+        figures = pool.submit(figures_on_reference, assignment) if declares_figures(assignment) else None
+        findings = graded.result() + [Finding("public tests pass on the reference", public.result().ok,
+                                              public.result().details)]
+        if figures is not None:
+            findings.append(Finding("reference figures show no ✗", figures.result().ok, figures.result().details))
+    return findings
+
+
 def check_authoring(assignment: Assignment, imports: bool = True) -> Finding:
     """Files and folders the manifest names exist, checks files load and bind every check to a real task, public
-    tests are tagged with real tasks, manifest names exist in the reference, mutations have one form, unique ids and
+    tests are tagged with real tasks and import nothing hidden, the reference imports only student files, manifest
+    names exist in the reference, the points add up to ``total_points``, mutations have one form, unique ids and
     edits that apply to the reference, leave Python and (with ``imports``) import, and meet the ``[audit]``
     minimums, the quiz key is balanced, the figure files load (``authoring/lint.py``)."""
     problems = lint_assignment(assignment, imports)
@@ -187,7 +206,16 @@ def check_authoring(assignment: Assignment, imports: bool = True) -> Finding:
                                        "manifest names defined in the reference, "
                                        f"at least {assignment.audit.min_mistakes} mistakes and "
                                        f"{assignment.audit.min_variants} variants, each applying to the reference"
-                                       f"{' and importing' if imports else ''}"])
+                                       f"{' and importing' if imports else ''}", points_sentence(assignment)])
+
+
+def points_sentence(assignment: Assignment) -> str:
+    """What the points add up to, and whether the manifest holds them to a total."""
+    total, declared = points_total(assignment)
+    if declared is not None:
+        return f"the points add up to {total:g}, as [assignment] total_points says"
+    return (f"the points add up to {total:g} (reports show scores out of {total:g}); declare [assignment] "
+            f"total_points = {total:g} in {MANIFEST} to have verify hold them to it")
 
 
 def verify_assignment(assignment: Assignment, grade: bool = True) -> Verification:
@@ -195,8 +223,9 @@ def verify_assignment(assignment: Assignment, grade: bool = True) -> Verificatio
 
     Args:
         assignment: The assignment.
-        grade: Also import every mistake and variant, and grade the reference and the template (the slow parts;
-            the grading is skipped while authoring problems remain, which grading would only report less clearly).
+        grade: Also import every mistake and variant, grade the reference and the template, and run the public
+            tests and draw the figures on the reference (the slow parts; skipped while authoring problems remain,
+            which they would only report less clearly).
 
     Returns:
         The findings, ok or not.
@@ -205,7 +234,7 @@ def verify_assignment(assignment: Assignment, grade: bool = True) -> Verificatio
     verification = Verification(assignment.name, [authoring, check_quiz_key(assignment),
                                                   check_template_current(assignment)])
     if grade and authoring.ok:
-        verification.findings += grade_reference_and_template(assignment)
+        verification.findings += run_reference_as_students(assignment)
     elif grade:
         verification.findings.append(Finding("grading", False, ["not graded: fix the authoring problems first"]))
     return verification

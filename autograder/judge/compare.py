@@ -163,6 +163,35 @@ def compare_outputs(expected: dict[str, Any], actual: dict[str, Any], tolerance:
     return failures
 
 
+def closeness(expected: dict[str, Any], actual: dict[str, Any], tolerance: str) -> float:
+    """How near two sets of outputs come to differing under a tolerance: the largest ``|actual - expected|`` over
+    what the tolerance allows, across every floating-point entry (0: the same values; above 1: they differ).
+
+    Non-float values, shapes, dtypes and non-finite entries either agree (0) or not (``math.inf``), as
+    :func:`compare_value` judges them; a missing output is ``math.inf``.
+    """
+    closeness_of = TOLERANCES[tolerance]
+    worst = 0.0
+    for name, value in expected.items():
+        worst = max(worst, _closeness(value, actual[name], closeness_of) if name in actual else math.inf)
+    return worst
+
+
+def _closeness(expected: Any, actual: Any, tolerance: Tolerance) -> float:
+    if compare_value("", expected, actual, Tolerance(rtol=0.0, atol=math.inf)) is not None:
+        return math.inf  # kind, dtype, shape, exact values or non-finite entries differ: no tolerance helps
+    values = [torch.as_tensor(v, dtype=torch.float64) if isinstance(v, (float, np.ndarray)) else v
+              for v in (expected, actual)]
+    if not (type(values[0]) is torch.Tensor and values[0].is_floating_point()):
+        return 0.0
+    expected64, actual64 = (v.double() for v in values)
+    finite = torch.isfinite(expected64)
+    error = (actual64 - expected64).abs().masked_fill(~finite, 0.0)
+    allowed = tolerance.atol + tolerance.rtol * expected64.abs().masked_fill(~finite, 0.0)
+    ratios = torch.where(error == 0, 0.0, error / allowed)  # nothing allowed and a difference: infinity
+    return float(ratios.max()) if ratios.numel() else 0.0
+
+
 def _names(names: list[str], count: int = 5, width: int = 60) -> str:
     shown = [name if len(name) <= width else name[: width - 3] + "..." for name in names[:count]]
     return ", ".join(shown) + (f" and {len(names) - count} more" if len(names) > count else "")

@@ -12,7 +12,7 @@ from typing import Any
 from safetensors.torch import save as save_safetensors
 
 from autograder.errors import AssignmentError, CheckFailed, TransportError
-from autograder.judge.compare import compare_outputs
+from autograder.judge.compare import closeness, compare_outputs
 from autograder.judge.refcache import ReferenceStore
 from autograder.judge.transport import decode_outputs, encode_outputs
 from autograder.probe.checks import Check
@@ -202,6 +202,13 @@ class Judge:
         candidates = ((m, self._mistake_outputs(m, check, seed)) for m in self.mistakes if m.task == check.task)
         first = next(matching_mistakes(actual, candidates, check.tolerance), None)
         return first.hint if first is not None else ""
+
+    def mistake_closeness(self, mistake: Mutation, check: Check, seed: int) -> float | None:
+        """How near a mutation's outputs come to the reference's on a check's seed, in shares of what the check's
+        tolerance allows (:func:`autograder.judge.compare.closeness`); None if the mutation cannot run the probe.
+        ``grader audit`` says it of each check an escaped mistake passed."""
+        wrong = self._mistake_outputs(mistake, check, seed)
+        return None if wrong is None else closeness(self.expected_outputs(check, seed), wrong, check.tolerance)
 
     def _mistake_outputs(self, mistake: Mutation, check: Check, seed: int) -> dict[str, Any] | None:
         """What the known mistake outputs on this check (cached; None if it cannot run on this probe)."""

@@ -10,6 +10,7 @@ are compared in the parent; ``verify`` adds properties checked on the student's 
 
 from __future__ import annotations
 
+import inspect
 import sys
 import threading
 import traceback
@@ -20,6 +21,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from autograder.errors import AssignmentError
 from autograder.probe.context import Context
+from autograder.probe.gating import holding
 from autograder.util.names import nearest
 
 Outputs = dict[str, Any]
@@ -67,21 +69,36 @@ def check(
     compare_reference: bool = True,
     tolerance: str = "float32",
     diagnose: bool = True,
+    holds: Callable[[Outputs], Any] | None = None,
+    **unknown: Any,
 ) -> Callable[[Probe], Probe]:
     """Declare the decorated probe as a hidden check of ``task``.
 
     Args:
         task: Task id the check belongs to.
         weight: Relative weight inside the task.
-        description: Student-facing sentence saying what is checked.
+        description: Student-facing sentence saying what is checked (default: the probe's docstring).
         verify: Parent-side property check ``verify(student, reference, ctx)`` yielding failure messages.
         compare_reference: Compare each output with the reference output of the same name.
         tolerance: Tolerance name for floating-point comparisons.
         diagnose: Match a failure against the task's known mistakes (turn off for expensive probes).
+        holds: A plain property ``holds(outputs) -> bool`` (or one that asserts), judged on the student's outputs
+            once they are right (``probe/gating.py:holding``); instead of ``verify``.
+        **unknown: Refused, with the argument meant (``points=`` is ``weight=``).
 
     Returns:
         A decorator that attaches the Check to the probe and returns the probe unchanged.
+
+    Raises:
+        TypeError: An argument ``check`` does not take, or both ``holds`` and ``verify``.
     """
+    if unknown:
+        raise TypeError(unknown_argument(*next(iter(unknown.items()))))
+    if holds is not None and verify is not None:
+        raise TypeError("@check(holds=..., verify=...): give one of them (holds: a property of the outputs; verify: "
+                        "a verifier yielding messages)")
+    if holds is not None:
+        verify = holding(holds, task, gate=not compare_reference)
 
     def decorate(probe: Probe) -> Probe:
         probe.__check__ = Check(  # type: ignore[attr-defined]
@@ -98,6 +115,24 @@ def check(
         return probe
 
     return decorate
+
+
+# Words an instructor may reach for that name another argument of @check, with what that argument means.
+MEANT = {"points": "weight", "score": "weight", "max_points": "weight", "atol": "tolerance", "rtol": "tolerance",
+         "tol": "tolerance", "property": "holds", "verifier": "verify"}
+MEANINGS = {"weight": "the check's share of its task's points, relative to the task's other checks; a task's "
+                      "points are set in assignment.toml",
+            "tolerance": "a tolerance's name: float32 (the default), deep, exact or angles",
+            "holds": "a function of the outputs that returns True when the property holds"}
+
+
+def unknown_argument(name: str, value: Any) -> str:
+    """The one line refusing ``@check(name=value)``, with the argument meant and what it means."""
+    known = [p for p in inspect.signature(check).parameters if p not in ("task", "unknown")]
+    meant = MEANT.get(name) or nearest(name, known)
+    fix = f"did you mean {meant}=? ({MEANINGS[meant]})" if meant in MEANINGS else \
+        f"did you mean {meant}=?" if meant else f"its arguments: {', '.join(known)}"
+    return f"@check({name}={value!r}): check() has no argument {name!r} — {fix}"
 
 
 def collect_checks(namespace: Mapping[str, Any]) -> list[Check]:

@@ -7,14 +7,18 @@ dtype-converted copy of one. Such a check's probe also returns the task's values
 name starting with GATE; ``gated(verify)`` compares those with the reference's first (float32 tolerance), and
 only when they agree judges the property itself (``verify`` on the other outputs; without ``verify``, the other
 outputs must equal the reference's exactly).
+
+``@check(holds=property)`` is the plain form (:func:`holding`): a property is a function of the student's outputs
+that returns True or False (or asserts), gated by the comparison with the reference every check makes by default.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from autograder.probe.checks import Outputs, Verifier
+if TYPE_CHECKING:  # types only: checks.py imports this module (``@check(holds=...)``)
+    from autograder.probe.checks import Outputs, Verifier
 
 GATE = "values: "
 
@@ -85,6 +89,48 @@ def gated(verify: Verifier | None = None, *, what: str, tolerance: str = "float3
                 yield message
 
     return judge
+
+
+def holding(holds: Callable[[Outputs], Any], what: str, gate: bool) -> Verifier:
+    """The verifier of ``@check(holds=property)``: the property judged on the student's outputs (without the gate
+    values), once the gate values are right.
+
+    Args:
+        holds: ``holds(outputs)``, given the student's outputs by name: True (or None) when the property holds,
+            False when it does not (the message is its docstring's first line), or an ``assert`` that fails (its
+            message, else the docstring's).
+        what: What the gate's message names (the task).
+        gate: Judge the gate values first (the check does not compare its outputs with the reference's, so the
+            gate values named with :func:`gate_values`, if the probe has any, are what the property waits for).
+    """
+
+    def judge(student, reference, ctx):
+        if gate and any(name.startswith(GATE) for name in reference):
+            failures = gate_failures(student, reference, what)
+            if failures:
+                yield from failures
+                return
+        _, rest = _split(student)
+        yield from property_failures(holds, rest)
+
+    return judge
+
+
+def property_failures(holds: Callable[[Outputs], Any], outputs: Outputs) -> list[str]:
+    """The sentence saying that ``holds(outputs)`` does not hold (none when it holds)."""
+    expected = expectation(holds)
+    try:
+        result = holds(outputs)
+    except AssertionError as exc:  # its message's first line (pytest's rewriting adds the operands' reprs below)
+        said = str(exc).strip().splitlines()
+        return [said[0] if said else f"{expected}: does not hold"]
+    return [] if result is None or bool(result) else [f"{expected}: does not hold"]
+
+
+def expectation(holds: Callable[..., Any]) -> str:
+    """What a property function expects, in words: its docstring's first line, else its name."""
+    doc = (getattr(holds, "__doc__", None) or "").strip()
+    return doc.splitlines()[0].rstrip(".") if doc else getattr(holds, "__name__", "the property").replace("_", " ")
 
 
 class _Rest:

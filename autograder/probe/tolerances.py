@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -47,14 +48,31 @@ def tolerance_parameters() -> dict[str, int | None]:
 
 
 def tolerance_problem(name: object) -> str | None:
-    """The sentence refusing an unknown tolerance name, with the nearest known one; None for a known name."""
+    """The sentence refusing an unknown tolerance name, with the nearest known one (for a number, the named
+    tolerance nearest to it, with each one's numbers); None for a known name."""
     from autograder.judge.compare import TOLERANCES  # lazily: the worker side never needs the judge
 
     if isinstance(name, str) and name in TOLERANCES:
         return None
+    if isinstance(name, (int, float)) and not isinstance(name, bool):
+        known = ", ".join(f"{key} (rtol {t.rtol:g}, atol {t.atol:g})" for key, t in TOLERANCES.items())
+        return (f"a tolerance is a name, not a number — {_nearest_in_size(name, TOLERANCES)}; name one of: {known}; "
+                f"they live in autograder/judge/compare.py, each with why")
     close = nearest(name, TOLERANCES)
     fix = f"did you mean {close}? " if close else ""
     return f"unknown tolerance {name!r} — {fix}(known: {', '.join(TOLERANCES)})"
+
+
+def _nearest_in_size(number: float, tolerances: dict[str, Tolerance]) -> str:
+    """Which named tolerance a number is closest to, by the larger of its rtol and atol."""
+    if number <= 0:
+        return f"{number:g} is exact"
+    sized = {key: max(t.rtol, t.atol) for key, t in tolerances.items() if max(t.rtol, t.atol) > 0}
+    loosest = max(sized, key=sized.get)
+    if number > sized[loosest]:
+        return f"{number:g} is looser than every named one (the loosest is {loosest})"
+    key = min(sized, key=lambda k: abs(math.log10(sized[k]) - math.log10(number)))
+    return f"{number:g} is nearest to {key}"
 
 
 def named_tolerance(name: str) -> Tolerance:
@@ -73,12 +91,13 @@ def named_tolerance(name: str) -> Tolerance:
 
 @dataclass(frozen=True)
 class GivenTolerance:
-    """A tolerance name given in a source file: where, to which function, and the name (None when not a constant)."""
+    """A tolerance name given in a source file: where, to which function, and the name (None when not a constant;
+    a number as it was written)."""
 
     path: Path
     line: int
     function: str
-    name: str | None
+    name: object
 
 
 def given_tolerances(path: Path) -> list[GivenTolerance]:
@@ -173,9 +192,10 @@ def _string_constants(tree: ast.Module) -> dict[str, str]:
     return constants
 
 
-def _string_value(argument: ast.expr, constants: dict[str, str]) -> str | None:
+def _string_value(argument: ast.expr, constants: dict[str, str]) -> object:
     if isinstance(argument, ast.Constant):
-        return argument.value if isinstance(argument.value, str) else repr(argument.value)
+        value = argument.value  # a number as a number: refused as one, the way grading refuses it
+        return value if isinstance(value, (str, int, float)) and not isinstance(value, bool) else repr(value)
     if isinstance(argument, ast.Name):
         return constants.get(argument.id)
     return None

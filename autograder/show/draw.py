@@ -26,6 +26,7 @@ HUGE = 1e100  # matplotlib's axes overflow far below float64's limit
 # notebook's cell and line (submission/notebook/places.py), said here as it was said there
 _WHERE = re.compile(r"\((?P<place>.+), in (?P<name>[^()]+)\)$")
 _PLACEHOLDER_COLOURS = {"not implemented": "#f3f3f3", "timeout": "#fdf0dc", "error": "#fbe3e3"}
+NON_FINITE = "(magenta cells in maps, gaps in curves)"  # how the notes on NaN and infinite values end
 
 
 def draw_panel(figure: Figure, result: ProbeResult | None, folder: Path) -> Panel:
@@ -101,17 +102,19 @@ def _probe_reason(result: ProbeResult) -> str:
 
 
 def _non_finite(data: Data) -> list[tuple[str, str]]:
-    """Notes on the outputs the figure read that hold NaN or infinite values (drawn as gaps), whatever the figure."""
+    """Notes on the outputs the figure read that hold NaN or infinite values (drawn as gaps), whatever the figure;
+    ±inf in an output it read with ``allow_inf`` are right values there (masked logits), not noted."""
     notes = Notes()
     for name in data.used:
         value = data.get(name)
         if type(value) is torch.Tensor and value.is_floating_point() and value.numel():
-            bad = int((~torch.isfinite(value)).sum())
+            odd = value.isnan() if name in data.infinite else ~torch.isfinite(value)
+            bad = int(odd.sum())
             if bad:
                 kinds = " or ".join(k for k, hit in (("NaN", bool(value.isnan().any())),
-                                                     ("infinite", bool(value.isinf().any()))) if hit)
-                notes.bad(f"{name}: {bad} of {value.numel()} values are {kinds} "
-                          f"(magenta cells in maps, gaps in curves)")
+                                                     ("infinite", bool(odd.logical_and(value.isinf()).any())))
+                                    if hit)
+                notes.bad(f"{name}: {bad} of {value.numel()} values are {kinds} {NON_FINITE}")
     return notes.items
 
 

@@ -201,6 +201,7 @@ class Data(Mapping[str, Any]):
     def __init__(self, outputs: Mapping[str, Any]) -> None:
         self._outputs = dict(outputs)
         self.used: list[str] = []  # the outputs a figure read, in order (what the generic notes speak of)
+        self.infinite: set[str] = set()  # the outputs read with allow_inf: ±inf there are right, not noted
 
     def __getitem__(self, name: str) -> Any:
         return self._outputs[name]
@@ -218,13 +219,24 @@ class Data(Mapping[str, Any]):
             raise Unusable(f"{name}: no such output came back")
         return self._outputs[name]
 
-    def tensor(self, name: str, shape: tuple[int, ...] | None = None, ndim: int | None = None) -> torch.Tensor:
-        """The output as a float64 tensor (infinities become NaN, so plots skip them rather than fail).
+    def tensor(self, name: str, shape: tuple[int, ...] | None = None, ndim: int | None = None,
+               allow_inf: bool = False) -> torch.Tensor:
+        """The output as a float64 tensor: booleans and integers as 0.0, 1.0, ...; infinities become NaN, so plots
+        skip them rather than fail.
+
+        Args:
+            name: The output's name.
+            shape: The shape it must have, if any.
+            ndim: The number of dimensions it must have, if any.
+            allow_inf: ±inf are right values here (masked logits): the figure's notes do not mark them ✗ (NaN still
+                is marked).
 
         Raises:
             Unusable: If it is missing, not numeric, or not of the given shape or number of dimensions.
         """
         value = self._get(name)
+        if allow_inf:
+            self.infinite.add(name)
         if type(value) is not torch.Tensor:
             describe = getattr(value, "describe", None)
             kind = describe() if callable(describe) else type(value).__name__

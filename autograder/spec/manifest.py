@@ -118,6 +118,9 @@ SCHEMA: tuple[Table, ...] = (
         Key("public_timeout", NUMBER, 5.0, "Wall-clock seconds each public test may take in `grader check`, unless "
             "its task or a `time_limit` marker says otherwise."),
         Key("due", TIME, None, "The deadline; needed by `[late]`."),
+        Key("total_points", NUMBER, None, "What the tasks' and the quiz's points must add up to (e.g. 100): "
+            "`grader verify` refuses another sum, naming each `points` line. Points need not add up to 100: a "
+            "report shows the score out of their sum.", "not held to a total: `grader verify` says the sum"),
     )),
     Table("tasks", "One graded unit each, in report order.", array=True, keys=(
         Key("id", STRING, REQUIRED, "Stable identifier used in reports, seeds and `@check(\"<id>\")`."),

@@ -1,4 +1,5 @@
-"""Fixtures the authoring tests share: a private copy of assignment3 to break or rebuild."""
+"""Fixtures the authoring tests share: a private copy of assignment3, or of the topk fixture course, to break or
+rebuild."""
 
 from __future__ import annotations
 
@@ -19,3 +20,13 @@ def assignment_copy(tmp_path: Path, repo: Path) -> Assignment:
     shutil.copyfile(repo / "student_template" / "assignment3.ipynb",
                     tmp_path / "student_template" / "assignment3.ipynb")
     return load_assignment("assignment3", root=tmp_path / "assignments")
+
+
+@pytest.fixture
+def topk_course(tmp_path: Path, repo: Path) -> Assignment:
+    """The topk fixture course (tests/fixtures: written as WRITING_CHECKS.md teaches first, with public tests and a
+    figure of -inf logits) copied into a temporary tree, to put one slip at a time into."""
+    fixtures = repo / "tests" / "fixtures"
+    for part in ("assignments", "reference_solutions"):
+        shutil.copytree(fixtures / part / "topk", tmp_path / part / "topk", ignore=shutil.ignore_patterns("__pycache__"))
+    return load_assignment("topk", root=tmp_path / "assignments")

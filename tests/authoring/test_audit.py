@@ -94,7 +94,7 @@ def test_an_escaped_mistake_that_costs_another_task_points_says_which_one():
     graded.tasks[0].checks = [CheckResult("attention.values", "", 2, "passed")]
     row = judge(MISTAKE, "mistake", graded)
     assert row.verdict == "ESCAPED"
-    assert row.detail == ("lost points in causal_mask instead (is its task right?); passed 1 checks: "
+    assert row.detail == ("lost points in causal_mask instead (is its task right?); passed 1 check: "
                           "attention.values")
 
 

@@ -44,6 +44,17 @@ def test_the_scaffolds_student_files_speak_to_students(tmp_path):
         assert "solution region" not in text and "students get" not in text, (path.name, text)
 
 
+def test_new_ignores_the_rendered_figures_and_holds_the_points_to_100(tmp_path):
+    """The expected PNGs are rendered (`grader show --expected`, the release): never committed; the scaffold's
+    points add up to the total its manifest declares, which verify holds them to."""
+    pytest.importorskip("nbgrader")
+    (tmp_path / "assignments").mkdir()
+    assert _grader(tmp_path, "new", "demo101").exit_code == 0
+    folder = tmp_path / "assignments" / "demo101"
+    assert (folder / "figures" / ".gitignore").read_text() == "expected/\n"
+    assert re.search(r"^total_points = 100 ", (folder / "assignment.toml").read_text(), re.M)
+
+
 @pytest.mark.slow
 def test_a_new_assignment_verifies_audits_and_releases_as_it_is(tmp_path):
     (tmp_path / "assignments").mkdir()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -23,7 +24,7 @@ from autograder.authoring.template import (
     write_files,
 )
 from autograder.errors import GraderError
-from autograder.spec.assignment import Assignment
+from autograder.spec.assignment import Assignment, load_assignment
 from autograder.spec.quiz import load_key, load_questions
 from autograder.spec.reference import load_package
 from autograder.util.tomlio import loads_toml
@@ -258,3 +259,28 @@ def test_nbgrader_is_not_imported_with_the_grader() -> None:
             "print('nbgrader' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+# -- a module renamed after `grader new` -----------------------------------------------------------------------
+
+
+def test_a_module_left_behind_after_a_rename_is_named_in_the_reference_too(topk_course):
+    """The scaffold's ops.py, renamed in the manifest but left in the reference and the template: `grader template`
+    refused with the template's file only, and the reference's copy stayed to confuse the next run."""
+    pytest.importorskip("nbgrader")
+    from autograder.authoring.template import generate_template, template_drift
+    from autograder.errors import TemplateError
+
+    generate_template(topk_course)
+    shutil.copyfile(topk_course.reference / "ops.py", topk_course.reference / "sampling.py")
+    manifest = topk_course.root / "assignment.toml"
+    manifest.write_text(manifest.read_text().replace('"ops"', '"sampling"').replace('"ops.py"', '"sampling.py"')
+                        .replace('"ops.top_k"', '"sampling.top_k"').replace('"ops.softmax"', '"sampling.softmax"'))
+    renamed = load_assignment("topk", root=topk_course.root.parent)
+    left = ("; the reference still has ops.py, which [assignment] student_files no longer lists (left from `grader "
+            f"new` or a rename?): delete it there too (rm {topk_course.reference / 'ops.py'})")
+    with pytest.raises(TemplateError) as refused:
+        generate_template(renamed)
+    assert str(refused.value).endswith(f"delete it (rm {renamed.template / 'ops.py'}), then generate again{left}")
+    assert f"{renamed.template / 'ops.py'} is not part of the template: delete it (grader template never deletes a " \
+           f"file){left}" in template_drift(renamed)

@@ -46,7 +46,9 @@ def test_verify_passes_on_every_assignment(name: str) -> None:
     verification = verify_assignment(load_assignment(name))
     assert verification.ok, render_verification(verification)
     assert [f.name for f in verification.findings] == ["authoring", "quiz key", "student template",
-                                                       "reference scores full marks", "template scores 0"]
+                                                       "reference scores full marks", "template scores 0",
+                                                       "public tests pass on the reference",
+                                                       "reference figures show no ✗"]
 
 
 # -- the quiz key --------------------------------------------------------------------------------------
