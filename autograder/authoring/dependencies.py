@@ -11,7 +11,9 @@ from autograder.errors import TemplateError
 from autograder.util.paths import PACKAGE_ROOT
 from autograder.util.tomlio import load_toml
 
-INSTRUCTOR_ONLY = ("tqdm",)  # runtime dependencies neither `grader check` nor `grader show` imports
+# Runtime dependencies neither `grader check` nor `grader show` imports: the progress bars, and the gradebook's
+# database library and migrations (only the instructor commands open a gradebook).
+INSTRUCTOR_ONLY = ("tqdm", "sqlalchemy", "alembic")
 KERNEL_PROVIDED = ("torch",)  # never installed by the notebook: a large download that must match the course's pin
 
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9_.-]*)\s*([^;]*?)\s*(?:;\s*(.*?))?\s*$")

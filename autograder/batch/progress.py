@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
-from autograder.gradebook.store import ERROR, Outcome
+from autograder.gradebook.records import ERROR, Outcome
 from autograder.util.progress import is_terminal, progress_bar
 
 

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.gradebook.store import ERROR, SubmissionRow
+from autograder.gradebook.records import ERROR, SubmissionRow
 
 # Characters that start markdown syntax (emphasis, code, links, raw HTML, entities, table cells) inside a line;
 # everything else, e.g. the ">" of "(j > i)", is shown as it is.

@@ -223,6 +223,7 @@ def test_the_student_pyproject_declares_no_instructor_or_dev_extras(release: Pat
     text = (release / "assignment3-student" / "pyproject.toml").read_text()
     assert "optional-dependencies" not in text and "nbgrader" not in text and "hypothesis" not in text
     assert "tqdm" not in text  # only the instructor commands draw progress bars
+    assert not re.search(r"sqlalchemy|alembic|psycopg", text, flags=re.I)  # nor open a gradebook
     assert "torch==" in text and "pytest" in text
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from sqlalchemy import text
 
 from autograder.cli import main
 from autograder.gradebook.store import Gradebook
@@ -87,8 +88,9 @@ def test_three_workers_share_a_class_and_a_killed_one_loses_nothing(database, tm
         assert sum(re.search(rf"\] {student}: \d", line) is not None for line in lines) == 1, (student, lines)
     with Gradebook(database, readonly=True) as book:
         current = {row.student: (row.score, row.status) for row in book.current("mini", with_reports=False)}
-        counts = dict(book.db.execute("SELECT student, count(*) FROM submissions GROUP BY student").fetchall())
-        max_id = book.db.execute("SELECT max(id) FROM submissions").fetchone()[0]
+        with book.engine.connect() as connection:
+            counts = dict(connection.execute(text("SELECT student, count(*) FROM submissions GROUP BY student")).all())
+            max_id = connection.execute(text("SELECT max(id) FROM submissions")).scalar()
     assert current == {s: (0.0 if s in ("bob", "eve") else 5.0, "graded") for s in ("ada", "bob", "cy", "dee", "eve",
                                                                                     "fay")}
     assert counts == dict.fromkeys(current, 1)  # each graded once
