@@ -11,7 +11,9 @@ from autograder.errors import TemplateError
 from autograder.util.paths import project_file
 from autograder.util.tomlio import load_toml
 
-INSTRUCTOR_ONLY = ("tqdm", "pyyaml", "tabulate")  # runtime dependencies neither `grader check` nor `show` imports
+# Runtime dependencies neither `grader check` nor `show` imports: progress bars, the export reader, the tables, and
+# the gradebook's database library and migrations (only the instructor commands open a gradebook).
+INSTRUCTOR_ONLY = ("tqdm", "pyyaml", "tabulate", "sqlalchemy", "alembic")
 SHOW_ONLY = ("matplotlib", "jinja2")  # runtime dependencies only `grader show` imports (it draws, and writes a page)
 # Never installed by the notebook: torch is a large download that must match the course's pin; the others are
 # requirements of torch (jinja2) or of every Jupyter kernel (platformdirs, through jupyter_core).

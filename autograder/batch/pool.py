@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from autograder.batch.failure import one_line
 from autograder.errors import GraderError
-from autograder.gradebook.store import ERROR, GRADED, Outcome
+from autograder.gradebook.records import ERROR, GRADED, Outcome
 from autograder.sandbox.procfs import kill_tree, peak_rss_mb
 from autograder.spec.assignment import Assignment
 from autograder.submission.package import PreparedSubmission

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from autograder.gradebook.store import ERROR, Outcome
+from autograder.gradebook.records import ERROR, Outcome
 from autograder.util.progress import is_terminal, progress_bar
 
 

@@ -3,52 +3,24 @@
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from typing import Any
 
+from sqlalchemy import Connection, Engine, bindparam, delete, func, insert, or_, select, update
+
 from autograder.batch.pool import WorkItem
-from autograder.errors import GraderError
+from autograder.gradebook import backend
+from autograder.gradebook.migrate import open_database
+from autograder.gradebook.schema import grading_queue as queue
 
 LEASE_SECONDS = 600.0  # how long a claim lasts unless renewed; the heartbeat renews it every third of that
 
-_TABLE = """CREATE TABLE IF NOT EXISTS grading_queue (
-    assignment TEXT NOT NULL,
-    student TEXT NOT NULL,
-    digest TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    worker TEXT,
-    lease_until TIMESTAMPTZ,
-    done BOOLEAN NOT NULL DEFAULT FALSE,
-    PRIMARY KEY (assignment, student))"""
-
-# The claim id is the fencing token: each claim takes a new one, and only its holder may record the grade.
-_CLAIMS = ("CREATE SEQUENCE IF NOT EXISTS grading_queue_claims",
-           "ALTER TABLE grading_queue ADD COLUMN IF NOT EXISTS claim BIGINT")
-
-# A changed submission (new digest) or grading setup goes back to the queue; an unchanged one keeps its state.
-_ENQUEUE = """INSERT INTO grading_queue (assignment, student, digest, fingerprint) VALUES (%s, %s, %s, %s)
-    ON CONFLICT (assignment, student) DO UPDATE SET digest = excluded.digest, fingerprint = excluded.fingerprint,
-        worker = NULL, lease_until = NULL, claim = NULL, done = FALSE
-    WHERE (grading_queue.digest, grading_queue.fingerprint) IS DISTINCT FROM (excluded.digest, excluded.fingerprint)"""
-
-# The next submission nobody holds: unclaimed, or claimed by a worker whose lease ran out (dead, or stalled).
-_CLAIM = """UPDATE grading_queue q SET worker = %s, lease_until = now() + make_interval(secs => %s),
-        claim = nextval('grading_queue_claims')
-    FROM (SELECT assignment, student FROM grading_queue
-          WHERE assignment = %s AND student = ANY(%s) AND NOT done
-            AND (lease_until IS NULL OR lease_until < now())
-          ORDER BY student LIMIT 1 FOR UPDATE SKIP LOCKED) c
-    WHERE q.assignment = c.assignment AND q.student = c.student
-    RETURNING q.student, q.claim"""
-
-_RENEW = """UPDATE grading_queue SET lease_until = now() + make_interval(secs => %s)
-    WHERE assignment = %s AND claim = ANY(%s) AND NOT done"""
-
-# Locks the row while the grade is recorded: a claim can neither expire into another's hands nor be stolen then.
-_HOLDS = "SELECT claim FROM grading_queue WHERE assignment = %s AND student = %s AND NOT done FOR UPDATE"
+_FREE = {"worker": None, "lease_until": None, "claim": None}  # a row nobody holds
 
 
 def worker_name() -> str:
@@ -56,20 +28,25 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _connect(url: str) -> Any:
-    """An autocommit connection to the queue's database.
+def _enqueue(connection: Connection, assignment: str, fingerprint: str, items: dict[str, WorkItem],
+             graded: dict[str, str]) -> None:
+    """Put a process's plan into the queue (in a write transaction: one process at a time).
 
-    Raises:
-        GraderError: If psycopg is missing or the server cannot be reached.
+    A new submission is added; a changed one (new digest) or one to grade with another setup goes back to the
+    queue as a fresh row; an unchanged one keeps its state; one this process found graded already is done.
     """
-    try:
-        import psycopg
-    except ImportError:
-        raise GraderError("--queue needs psycopg: pip install 'transformer-autograder[postgres]'") from None
-    try:
-        return psycopg.connect(url, autocommit=True, connect_timeout=30)
-    except psycopg.Error as exc:
-        raise GraderError(f"cannot open the queue: {' '.join(str(exc).split())}") from None
+    of_class = queue.c.assignment == assignment
+    known = {row.student: (row.digest, row.fingerprint) for row in connection.execute(
+        select(queue.c.student, queue.c.digest, queue.c.fingerprint).where(of_class))}
+    fresh = [item for item in items.values() if known.get(item.student) != (item.digest, fingerprint)]
+    if fresh:
+        connection.execute(delete(queue).where(of_class, queue.c.student.in_([item.student for item in fresh])))
+        connection.execute(insert(queue), [{"assignment": assignment, "student": item.student, "digest": item.digest,
+                                            "fingerprint": fingerprint} for item in fresh])
+    if graded:
+        connection.execute(update(queue).where(of_class, queue.c.student == bindparam("who"),
+                                               queue.c.digest == bindparam("was"), queue.c.fingerprint == fingerprint)
+                           .values(**_FREE, done=True), [{"who": s, "was": d} for s, d in graded.items()])
 
 
 class ClaimQueue:
@@ -103,40 +80,47 @@ class ClaimQueue:
     def __init__(self, url: str, assignment: str, fingerprint: str, items: dict[str, WorkItem],
                  graded: dict[str, str], lease_seconds: float = LEASE_SECONDS,
                  renew_every: float | None = None, log: Callable[[str], Any] | None = None) -> None:
-        self._db: Any = _connect(url)
-        self.assignment, self.items, self.lease = assignment, items, lease_seconds
+        self._engine: Engine = open_database(url)
+        self.assignment, self.items, self.lease = assignment, items, timedelta(seconds=lease_seconds)
         self.name = worker_name()
         self.held: dict[str, int] = {}  # student -> the claim id this process holds
         self._lock = threading.Lock()
-        with self._db.transaction():
-            self._db.execute("SELECT pg_advisory_xact_lock(hashtext('grading_queue'))")  # one CREATE at a time
-            self._db.execute(_TABLE)
-            for statement in _CLAIMS:
-                self._db.execute(statement)
-            for item in items.values():
-                self._db.execute(_ENQUEUE, (assignment, item.student, item.digest, fingerprint))
-            for student, digest in graded.items():
-                self._db.execute("UPDATE grading_queue SET done = TRUE, worker = NULL, lease_until = NULL, "
-                                 "claim = NULL WHERE assignment = %s AND student = %s AND digest = %s "
-                                 "AND fingerprint = %s", (assignment, student, digest, fingerprint))
-        self._heartbeat = _Heartbeat(self, _connect(url), renew_every or lease_seconds / 3, log)
+        with backend.writing(self._engine) as connection:
+            _enqueue(connection, assignment, fingerprint, items, graded)
+        self._heartbeat = _Heartbeat(self, renew_every or lease_seconds / 3, log)
+
+    def _mine(self) -> list[Any]:
+        """The condition of this process's class: the assignment's submissions it found in its folder."""
+        return [queue.c.assignment == self.assignment, queue.c.student.in_(list(self.items))]
 
     def __bool__(self) -> bool:
         return len(self) > 0
 
     def __len__(self) -> int:
         """Submissions of this process's class not done yet (held by others included: they may die)."""
-        return self._db.execute("SELECT count(*) FROM grading_queue WHERE assignment = %s AND student = ANY(%s) "
-                                "AND NOT done", (self.assignment, list(self.items))).fetchone()[0]
+        with self._engine.connect() as connection:
+            return connection.execute(select(func.count()).select_from(queue).where(*self._mine(), ~queue.c.done)
+                                      ).scalar_one()
 
     def popleft(self) -> WorkItem | None:
-        """Claim the next free submission this process can grade, or None when none is free now."""
-        row = self._db.execute(_CLAIM, (self.name, self.lease, self.assignment, list(self.items))).fetchone()
-        if row is None:
-            return None
+        """Claim the next free submission this process can grade, or None when none is free now.
+
+        Free: unclaimed, or claimed by a worker whose lease ran out (dead, or stalled). The row is locked while it
+        is claimed and rows other claimers hold locked are skipped, so two processes never claim the same one.
+        """
+        with self._engine.begin() as connection:
+            student = connection.execute(
+                select(queue.c.student).where(*self._mine(), ~queue.c.done,
+                                              or_(queue.c.lease_until.is_(None), queue.c.lease_until < func.now()))
+                .order_by(queue.c.student).limit(1).with_for_update(skip_locked=True)).scalar()
+            if student is None:
+                return None
+            claim = secrets.randbits(63)  # a fresh fencing token: only its holder may record the grade
+            connection.execute(update(queue).where(queue.c.assignment == self.assignment, queue.c.student == student)
+                               .values(worker=self.name, lease_until=func.now() + self.lease, claim=claim))
         with self._lock:
-            self.held[row[0]] = row[1]
-        return self.items[row[0]]
+            self.held[student] = claim
+        return self.items[student]
 
     def appendleft(self, item: WorkItem) -> None:
         """Give a claimed submission back (its worker could not start)."""
@@ -153,10 +137,10 @@ class ClaimQueue:
         """
         with self._lock:
             claim = self.held.pop(student, None)
-        with self._db.transaction():
-            row = self._db.execute(_HOLDS, (self.assignment, student)).fetchone()
-            held = claim is not None and row is not None and row[0] == claim
-            if not held:
+        row = queue.c.assignment == self.assignment, queue.c.student == student
+        with self._engine.begin() as connection:
+            holder = connection.execute(select(queue.c.claim).where(*row, ~queue.c.done).with_for_update()).first()
+            if claim is None or holder is None or holder.claim != claim:
                 yield False
                 return
             try:
@@ -165,36 +149,41 @@ class ClaimQueue:
                 with self._lock:
                     self.held[student] = claim
                 raise
-            self._db.execute("UPDATE grading_queue SET done = TRUE, worker = NULL, lease_until = NULL, claim = NULL "
-                             "WHERE assignment = %s AND student = %s AND claim = %s", (self.assignment, student, claim))
+            connection.execute(update(queue).where(*row, queue.c.claim == claim).values(**_FREE, done=True))
 
-    def _renew(self, db: Any) -> None:
-        """Extend the lease of every claim this process holds (the heartbeat's work, on its connection)."""
+    def _renew(self) -> None:
+        """Extend the lease of every claim this process holds (the heartbeat's work, on a connection of its own)."""
         with self._lock:
             claims = list(self.held.values())
         if claims:
-            db.execute(_RENEW, (self.lease, self.assignment, claims))
+            with self._engine.begin() as connection:
+                connection.execute(update(queue).where(queue.c.assignment == self.assignment,
+                                                       queue.c.claim.in_(claims), ~queue.c.done)
+                                   .values(lease_until=func.now() + self.lease))
 
     def _release(self, student: str) -> None:
         with self._lock:
             claim = self.held.pop(student, None)
         if claim is not None:
-            self._db.execute("UPDATE grading_queue SET worker = NULL, lease_until = NULL, claim = NULL "
-                             "WHERE assignment = %s AND student = %s AND claim = %s", (self.assignment, student, claim))
+            with self._engine.begin() as connection:
+                connection.execute(update(queue).where(queue.c.assignment == self.assignment,
+                                                       queue.c.student == student, queue.c.claim == claim)
+                                   .values(**_FREE))
 
     def close(self) -> None:
-        """Stop the heartbeat, give back what this process still holds and close the connection."""
+        """Stop the heartbeat, give back what this process still holds and close the connections."""
         self._heartbeat.stop()
         for student in list(self.held):
             self._release(student)
-        self._db.close()
+        self._engine.dispose()
 
 
 class _Heartbeat:
-    """A daemon thread renewing a queue's claims at a fixed interval, on its own connection, until stopped."""
+    """A daemon thread renewing a queue's claims at a fixed interval until stopped (the engine's pool gives it a
+    connection of its own while the worker's records)."""
 
-    def __init__(self, queue: ClaimQueue, db: Any, interval: float, log: Callable[[str], Any] | None) -> None:
-        self.queue, self.db, self.interval, self.log = queue, db, interval, log
+    def __init__(self, queue: ClaimQueue, interval: float, log: Callable[[str], Any] | None) -> None:
+        self.queue, self.interval, self.log = queue, interval, log
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="queue-heartbeat", daemon=True)
         self._thread.start()
@@ -202,16 +191,15 @@ class _Heartbeat:
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
             try:
-                self.queue._renew(self.db)
+                self.queue._renew()
             except Exception as exc:  # noqa: BLE001 - the claims expire; the fence keeps that harmless
                 if self.log is not None:
                     self.log(f"queue: the heartbeat stopped renewing this process's claims "
-                             f"({' '.join(str(exc).split()) or type(exc).__name__}); a submission another worker "
+                             f"({backend.reason(exc)}); a submission another worker "
                              f"takes over is then discarded here\n")
                 return
 
     def stop(self) -> None:
-        """Stop renewing and close the connection."""
+        """Stop renewing."""
         self._stop.set()
         self._thread.join(timeout=30)
-        self.db.close()

@@ -9,12 +9,16 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder.errors import GraderError
-from autograder.gradebook.store import GRADED, Gradebook, SubmissionRow
+from autograder.gradebook.records import GRADED, SubmissionRow
 from autograder.reports.feedback import FigurePage, render_feedback, render_feedback_html
 from autograder.util.atomic import write_atomic
 from autograder.util.safety import csv_safe, printable
+
+if TYPE_CHECKING:  # the feedback a grading worker draws figures for needs no database library
+    from autograder.gradebook.store import Gradebook
 
 
 def task_columns(rows: list[SubmissionRow]) -> list[str]:

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
+
+from sqlalchemy import Connection, Table, delete, func, insert, select
 
 from autograder.errors import GraderError
 from autograder.gradebook.backend import display, parse_location
+from autograder.gradebook.schema import check_results, current, sources, students, submissions, task_scores
 from autograder.gradebook.shards import coverage_problems, graded_students, read_shards
 from autograder.gradebook.store import (
+    SUBMISSION_COLUMNS,
     Gradebook,
     insert_sources,
     insert_submission,
+    same_submission,
     set_current,
-    submission_values,
+    upsert,
 )
 
 
@@ -61,10 +65,11 @@ def merge_gradebooks(output: Path | str, inputs: Iterable[Path | str], allow_par
                           + "; merge every shard's gradebook, or pass --allow-partial")
     with Gradebook(output) as book:
         for path in inputs:
-            with Gradebook(path, readonly=True) as source:
-                with book.transaction():
-                    _merge_one(book.db, source.db, summary, has_sources=source.version != "1")
-        summary.students = book.db.execute("SELECT COUNT(*) FROM students").fetchone()[0]
+            with Gradebook(path, readonly=True) as source, source.engine.connect() as reading:
+                with book.transaction() as writing:
+                    _merge_one(writing, reading, summary)
+        with book.engine.connect() as reading:
+            summary.students = reading.execute(select(func.count()).select_from(students)).scalar_one()
     return summary
 
 
@@ -75,54 +80,55 @@ def _incomplete(inputs: list[Path | str]) -> list[str]:
     for path in inputs:
         with Gradebook(path, readonly=True) as source:
             records += read_shards(source)
-            for assignment, students in graded_students(source).items():
-                graded.setdefault(assignment, set()).update(students)
+            for assignment, names in graded_students(source).items():
+                graded.setdefault(assignment, set()).update(names)
     return coverage_problems(records, graded)
 
 
-def _merge_one(out: sqlite3.Connection, source: sqlite3.Connection, summary: MergeSummary,
-               has_sources: bool = True) -> None:
-    for student in source.execute("SELECT * FROM students"):
-        out.execute("INSERT INTO students(id, first_seen, last_seen) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
-                    "first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen)",
-                    (student["id"], student["first_seen"], student["last_seen"]))
+def _merge_one(out: Connection, source: Connection, summary: MergeSummary) -> None:
+    for student in source.execute(select(students)):
+        mine = out.execute(select(students).where(students.c.id == student.id)).first()
+        seen = (student.first_seen, student.last_seen) if mine is None else (
+            min(student.first_seen, mine.first_seen), max(student.last_seen, mine.last_seen))
+        upsert(out, students, {"id": student.id}, {"first_seen": seen[0], "last_seen": seen[1]})
     mapping: dict[int, int] = {}
-    for row in source.execute("SELECT * FROM submissions ORDER BY id"):
-        mapping[row["id"]] = _merge_submission(out, source, row, summary, has_sources)
-    for pointer in source.execute("SELECT * FROM current"):
-        mine = out.execute("SELECT seen_at FROM current WHERE assignment = ? AND student = ?",
-                           (pointer["assignment"], pointer["student"])).fetchone()
-        if mine is None or mine["seen_at"] < pointer["seen_at"]:
-            set_current(out, pointer["assignment"], pointer["student"], mapping[pointer["submission"]],
-                         pointer["seen_at"])
+    for row in source.execute(select(submissions).order_by(submissions.c.id)):
+        mapping[row.id] = _merge_submission(out, source, row, summary)
+    for pointer in source.execute(select(current)):
+        mine = out.execute(select(current.c.seen_at).where(current.c.assignment == pointer.assignment,
+                                                           current.c.student == pointer.student)).scalar()
+        if mine is None or mine < pointer.seen_at:
+            set_current(out, pointer.assignment, pointer.student, mapping[pointer.submission], pointer.seen_at)
 
 
-def _merge_submission(out: sqlite3.Connection, source: sqlite3.Connection, row: sqlite3.Row,
-                      summary: MergeSummary, has_sources: bool) -> int:
-    key = (row["assignment"], row["student"], row["digest"], row["fingerprint"])
-    existing = out.execute("SELECT id, graded_at FROM submissions WHERE assignment = ? AND student = ? AND "
-                           "digest = ? AND fingerprint = ?", key).fetchone()
-    if existing is not None and existing["graded_at"] >= row["graded_at"]:
+def _merge_submission(out: Connection, source: Connection, row: Any, summary: MergeSummary) -> int:
+    existing = out.execute(select(submissions.c.id, submissions.c.graded_at).where(
+        *same_submission(row.assignment, row.student, row.digest, row.fingerprint))).first()
+    if existing is not None and existing.graded_at >= row.graded_at:
         summary.kept += 1
-        return existing["id"]
+        return existing.id
     pointers = []
     if existing is not None:
-        pointers = [tuple(p) for p in out.execute("SELECT assignment, student, seen_at FROM current "
-                                                  "WHERE submission = ?", (existing["id"],))]
-        out.execute("DELETE FROM submissions WHERE id = ?", (existing["id"],))
+        pointers = out.execute(select(current.c.assignment, current.c.student, current.c.seen_at)
+                               .where(current.c.submission == existing.id)).all()
+        out.execute(delete(submissions).where(submissions.c.id == existing.id))
         summary.replaced += 1
     else:
         summary.added += 1
-    new_id = insert_submission(out, submission_values(row))
-    if has_sources:
-        insert_sources(out, new_id, {f["file"]: f["text"] for f in source.execute(
-            "SELECT file, text FROM sources WHERE submission = ?", (row["id"],))})
-    for task in source.execute("SELECT * FROM task_scores WHERE submission = ?", (row["id"],)):
-        out.execute("INSERT INTO task_scores VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (new_id, *tuple(task)[1:]))
-    for check in source.execute("SELECT * FROM check_results WHERE submission = ? ORDER BY id", (row["id"],)):
-        out.execute("INSERT INTO check_results(submission, task, name, description, weight, status, message, hint, "
-                    "seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (new_id, *tuple(check)[2:]))
+    new_id = insert_submission(out, {column: row._mapping[column] for column in SUBMISSION_COLUMNS})
+    insert_sources(out, new_id, {f.file: f.text for f in source.execute(
+        select(sources.c.file, sources.c.text).where(sources.c.submission == row.id))})
+    _copy(out, source, task_scores, select(task_scores).where(task_scores.c.submission == row.id), new_id)
+    _copy(out, source, check_results, select(*[c for c in check_results.columns if c.name != "id"])
+          .where(check_results.c.submission == row.id).order_by(check_results.c.id), new_id)
     for assignment, student, seen_at in pointers:  # pointers to the replaced copy follow it
         set_current(out, assignment, student, new_id, seen_at)
     return new_id
+
+
+def _copy(out: Connection, source: Connection, table: Table, statement: Any, submission_id: int) -> None:
+    """Insert the rows ``statement`` reads from ``table`` of the source into ``table`` of ``out``, each now belonging
+    to the submission ``submission_id``."""
+    rows = [{**row._mapping, "submission": submission_id} for row in source.execute(statement)]
+    if rows:
+        out.execute(insert(table), rows)

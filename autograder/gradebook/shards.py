@@ -6,7 +6,10 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from autograder.gradebook.store import Gradebook
+from sqlalchemy import select
+
+from autograder.gradebook.schema import current, meta
+from autograder.gradebook.store import Gradebook, upsert
 
 _PREFIX = "shard "  # meta keys "shard <assignment> <K>/<N>", one per shard a gradebook holds
 
@@ -32,16 +35,19 @@ def record_shard(book: Gradebook, record: ShardRecord) -> None:
     """Store (or refresh) a shard's class listing in the gradebook's ``meta`` table."""
     value = json.dumps({"assignment": record.assignment, "shard": record.shard, "count": record.count,
                         "students": list(record.students)})
-    with book.transaction():
-        book.db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = "
-                        "excluded.value", (f"{_PREFIX}{record.assignment} {record.shard}/{record.count}", value))
+    with book.transaction() as connection:
+        upsert(connection, meta, {"key": f"{_PREFIX}{record.assignment} {record.shard}/{record.count}"},
+               {"value": value})
 
 
 def read_shards(book: Gradebook) -> list[ShardRecord]:
     """Every shard record in a gradebook (none for one graded without ``--shard``)."""
     records = []
-    for row in book.db.execute("SELECT value FROM meta WHERE key LIKE ?", (f"{_PREFIX}%",)):
-        data = json.loads(row["value"])
+    with book.engine.connect() as connection:
+        values = connection.execute(select(meta.c.value).where(meta.c.key.startswith(_PREFIX, autoescape=True))
+                                    ).scalars().all()
+    for value in values:
+        data = json.loads(value)
         records.append(ShardRecord(data["assignment"], int(data["shard"]), int(data["count"]),
                                    tuple(data["students"])))
     return records
@@ -50,8 +56,9 @@ def read_shards(book: Gradebook) -> list[ShardRecord]:
 def graded_students(book: Gradebook) -> dict[str, set[str]]:
     """The students with a current submission (graded or not gradable), per assignment."""
     found: dict[str, set[str]] = {}
-    for row in book.db.execute("SELECT assignment, student FROM current"):
-        found.setdefault(row["assignment"], set()).add(row["student"])
+    with book.engine.connect() as connection:
+        for assignment, student in connection.execute(select(current.c.assignment, current.c.student)):
+            found.setdefault(assignment, set()).add(student)
     return found
 
 

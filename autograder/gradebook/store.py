@@ -1,248 +1,53 @@
-"""The class gradebook: graded submissions in SQLite (or PostgreSQL, gradebook/backend.py), merged, exported."""
+"""The class gradebook: graded submissions recorded, looked up and re-pointed, in SQLite or PostgreSQL alike."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from autograder.errors import GraderError
+from sqlalchemy import Connection, Executable, Row, Table, delete, func, insert, select, update
+
 from autograder.gradebook import backend
+from autograder.gradebook.migrate import open_database
+from autograder.gradebook.records import ERROR, GRADED, Outcome, SubmissionRow, now
+from autograder.gradebook.schema import check_results, current, sources, students, submissions, task_scores
 from autograder.spec.late import Lateness, as_utc_text
 
-SCHEMA_VERSION = "2"
-READABLE_VERSIONS = ("1", SCHEMA_VERSION)  # schema 1 files open read-only as they are and are migrated on write
+# The plain records (records.py) stay importable from here, where their callers have always found them.
+__all__ = ["ERROR", "GRADED", "SUBMISSION_COLUMNS", "Gradebook", "Outcome", "SubmissionRow", "insert_sources",
+           "insert_submission", "now", "same_submission", "set_current", "upsert"]
 
-
-GRADED, ERROR = "graded", "error"  # how grading a submission ended
-
-
-
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    key TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS students (
-    id TEXT PRIMARY KEY,
-    first_seen TEXT NOT NULL,
-    last_seen TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS submissions (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    assignment TEXT NOT NULL,
-    student TEXT NOT NULL REFERENCES students(id),
-    digest TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    source TEXT NOT NULL DEFAULT '',
-    graded_at TEXT NOT NULL,
-    score REAL NOT NULL DEFAULT 0,
-    max_score REAL NOT NULL DEFAULT 0,
-    status TEXT NOT NULL CHECK (status IN ('graded', 'error')),
-    message TEXT NOT NULL DEFAULT '',
-    seconds REAL NOT NULL DEFAULT 0,
-    check_seconds REAL NOT NULL DEFAULT 0,
-    worker_rss_mb REAL,
-    report_json TEXT,
-    raw_score REAL,
-    submitted_at TEXT,
-    due_at TEXT,
-    late_seconds REAL NOT NULL DEFAULT 0,
-    penalty REAL NOT NULL DEFAULT 0,
-    late_note TEXT NOT NULL DEFAULT '',
-    UNIQUE (assignment, student, digest, fingerprint)
-);
-CREATE TABLE IF NOT EXISTS task_scores (
-    submission INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
-    position INTEGER NOT NULL,
-    task TEXT NOT NULL,
-    title TEXT NOT NULL,
-    score REAL NOT NULL,
-    max_score REAL NOT NULL,
-    status TEXT NOT NULL,
-    feedback TEXT NOT NULL,
-    PRIMARY KEY (submission, task)
-);
-CREATE TABLE IF NOT EXISTS check_results (
-    id INTEGER PRIMARY KEY,
-    submission INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
-    task TEXT NOT NULL,
-    name TEXT NOT NULL,
-    description TEXT NOT NULL,
-    weight REAL NOT NULL,
-    status TEXT NOT NULL,
-    message TEXT NOT NULL,
-    hint TEXT NOT NULL,
-    seconds REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS check_results_submission ON check_results(submission);
-CREATE TABLE IF NOT EXISTS sources (
-    submission INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
-    file TEXT NOT NULL,
-    text TEXT NOT NULL,
-    PRIMARY KEY (submission, file)
-);
-CREATE TABLE IF NOT EXISTS current (
-    assignment TEXT NOT NULL,
-    student TEXT NOT NULL REFERENCES students(id),
-    submission INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE,
-    seen_at TEXT NOT NULL,
-    PRIMARY KEY (assignment, student)
-);
-"""
-
-# Schema 1 to 2: the lateness of a submission (raw score, times, penalty) and the student's source files.
-_MIGRATIONS = {
-    "1": [
-        "ALTER TABLE submissions ADD COLUMN raw_score REAL",
-        "ALTER TABLE submissions ADD COLUMN submitted_at TEXT",
-        "ALTER TABLE submissions ADD COLUMN due_at TEXT",
-        "ALTER TABLE submissions ADD COLUMN late_seconds REAL NOT NULL DEFAULT 0",
-        "ALTER TABLE submissions ADD COLUMN penalty REAL NOT NULL DEFAULT 0",
-        "ALTER TABLE submissions ADD COLUMN late_note TEXT NOT NULL DEFAULT ''",
-        "UPDATE submissions SET raw_score = score",
-        "CREATE TABLE sources (submission INTEGER NOT NULL REFERENCES submissions(id) ON DELETE CASCADE, "
-        "file TEXT NOT NULL, text TEXT NOT NULL, PRIMARY KEY (submission, file))",
-    ],
-}
-
-SUBMISSION_COLUMNS = ("assignment", "student", "digest", "fingerprint", "source", "graded_at", "score", "max_score",
-                       "status", "message", "seconds", "check_seconds", "worker_rss_mb", "report_json", "raw_score",
-                       "submitted_at", "due_at", "late_seconds", "penalty", "late_note")
-_COLUMN_DEFAULTS = {"raw_score": None, "submitted_at": None, "due_at": None, "late_seconds": 0.0, "penalty": 0.0,
-                    "late_note": ""}  # what a schema 1 row holds for the columns it lacks
-
-
-def now() -> str:
-    """The current UTC time as an ISO 8601 string with microseconds (sorts chronologically)."""
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
-
-
-@dataclass
-class Outcome:
-    """What grading one submission produced, ready to be stored.
-
-    Attributes:
-        status: ``graded`` (a report exists, whatever the score) or ``error`` (it could not be graded).
-        score: Points earned.
-        max_score: Points available.
-        message: Why it could not be graded (status ``error``).
-        seconds: Wall-clock seconds spent grading it.
-        check_seconds: Sum of the hidden checks' own seconds (the computation the grader waits for).
-        worker_rss_mb: Peak resident memory of the grading worker (and its zygote) so far, in MB.
-        report: The GradeReport as a dict (``GradeReport.to_dict()``), or None.
-    """
-
-    status: str
-    score: float = 0.0
-    max_score: float = 0.0
-    message: str = ""
-    seconds: float = 0.0
-    check_seconds: float = 0.0
-    worker_rss_mb: float | None = None
-    report: dict[str, Any] | None = None
-
-
-@dataclass
-class SubmissionRow:
-    """A stored submission (the current one of a student, or any other)."""
-
-    id: int
-    assignment: str
-    student: str
-    digest: str
-    fingerprint: str
-    source: str
-    graded_at: str
-    score: float
-    max_score: float
-    status: str
-    message: str
-    seconds: float
-    check_seconds: float
-    worker_rss_mb: float | None
-    raw_score: float | None = None
-    submitted_at: str | None = None
-    due_at: str | None = None
-    late_seconds: float = 0.0
-    penalty: float = 0.0
-    late_note: str = ""
-    report: dict[str, Any] | None = None
-    tasks: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def raw(self) -> float:
-        """The score before any late penalty (``score`` is the final one)."""
-        return self.score if self.raw_score is None else self.raw_score
+SUBMISSION_COLUMNS = tuple(column.name for column in submissions.columns if column.name != "id")
+_WITHOUT_REPORT = [column for column in submissions.columns if column.name != "report_json"]
 
 
 class Gradebook:
-    """One SQLite gradebook file in WAL mode; every recorded submission is one transaction.
+    """One gradebook, an SQLite file (in WAL mode) or a PostgreSQL database; every recorded submission is one
+    transaction. Opening it brings its schema to this grader's (gradebook/migrate.py).
 
     Args:
-        path: The database file (created with its schema when missing).
-        readonly: Open an existing file without writing to it.
+        path: An SQLite file (created with its schema when missing), ``sqlite:///path`` or a PostgreSQL URL.
+        readonly: Read an existing gradebook without writing grades to it.
+
+    Attributes:
+        path: The location, fit for messages (a URL without its password).
+        engine: The SQLAlchemy engine every statement runs on.
 
     Raises:
-        GraderError: If the file is not a gradebook or cannot be opened.
+        GraderError: If the gradebook is missing (read-only), is not a gradebook, or cannot be opened.
     """
 
     def __init__(self, path: Path | str, readonly: bool = False) -> None:
         location = backend.parse_location(path)
         self.path = location if isinstance(location, Path) else backend.display(location)
-        if readonly and isinstance(location, Path) and not location.is_file():
-            raise GraderError(f"gradebook not found: {self.path}")
-        errors = backend.database_errors()
-        try:
-            self.db = backend.connect(location, readonly)
-            if isinstance(location, Path):
-                existing = location.is_file() and location.stat().st_size > 0
-            else:
-                existing = self.db.has_table("meta") or self.db.has_table("submissions")
-            self.db.execute("PRAGMA foreign_keys = ON")
-            self.version = SCHEMA_VERSION
-            if existing or readonly:  # never add tables to some other database
-                self.version = self._check_version()
-            if not readonly:
-                self._initialise()
-        except errors as exc:
-            raise GraderError(f"{self.path} is not a usable gradebook ({exc})") from None
-
-    def _initialise(self) -> None:
-        self.db.execute("PRAGMA journal_mode = WAL")
-        self.db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: a killed process loses no commit
-        if self.version != SCHEMA_VERSION:
-            self._migrate()
-        self.db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} INSERT OR IGNORE INTO meta(key, value) "
-                              f"VALUES ('schema_version', '{SCHEMA_VERSION}'); COMMIT;")
-
-    def _migrate(self) -> None:
-        """Bring an older gradebook to the current schema in one transaction (nothing stored is lost)."""
-        with self.transaction():
-            while self.version != SCHEMA_VERSION:
-                for statement in _MIGRATIONS[self.version]:
-                    self.db.execute(statement)
-                self.version = str(int(self.version) + 1)
-            self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,))
-
-    def _check_version(self) -> str:
-        try:
-            row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        except backend.database_errors():
-            row = None
-        if row is None or row["value"] not in READABLE_VERSIONS:
-            found = row["value"] if row else "none"
-            raise GraderError(f"{self.path} is not a gradebook of schema {SCHEMA_VERSION} (found {found}); "
-                              f"grade into a new gradebook file")
-        return row["value"]
+        self.engine = open_database(location, readonly)
 
     def close(self) -> None:
-        """Close the connection (SQLite folds the WAL back into the main file when it is the last one)."""
-        self.db.close()
+        """Close every connection (SQLite folds the WAL back into the main file when the last one closes)."""
+        self.engine.dispose()
 
     def __enter__(self) -> "Gradebook":
         return self
@@ -250,75 +55,68 @@ class Gradebook:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    class _Transaction:
-        def __init__(self, db: sqlite3.Connection) -> None:
-            self.db = db
+    @contextmanager
+    def transaction(self) -> Iterator[Connection]:
+        """A write transaction (the gradebook's only writer while it lasts): committed when the block ends, rolled
+        back if it raises."""
+        with backend.writing(self.engine) as connection:
+            yield connection
 
-        def __enter__(self) -> sqlite3.Connection:
-            self.db.execute("BEGIN IMMEDIATE")
-            return self.db
-
-        def __exit__(self, kind: object, *rest: object) -> None:
-            self.db.execute("ROLLBACK" if kind else "COMMIT")
-
-    def transaction(self) -> "Gradebook._Transaction":
-        """A write transaction: committed when the block ends, rolled back if it raises."""
-        return Gradebook._Transaction(self.db)
+    def _rows(self, statement: Executable) -> list[Row[Any]]:
+        with self.engine.connect() as connection:
+            return list(connection.execute(statement))
 
     # -- lookups ----------------------------------------------------------------------------------------
 
     def find(self, assignment: str, student: str, digest: str, fingerprint: str) -> SubmissionRow | None:
         """The stored submission with exactly this content and grading setup, if any."""
-        row = self.db.execute(
-            "SELECT * FROM submissions WHERE assignment = ? AND student = ? AND digest = ? AND fingerprint = ?",
-            (assignment, student, digest, fingerprint)).fetchone()
-        return _row(row) if row else None
+        found = self._rows(select(submissions).where(*same_submission(assignment, student, digest, fingerprint)))
+        return _row(found[0]) if found else None
 
     def current_id(self, assignment: str, student: str) -> int | None:
         """The id of a student's current submission, if any."""
-        row = self.db.execute("SELECT submission FROM current WHERE assignment = ? AND student = ?",
-                              (assignment, student)).fetchone()
-        return row[0] if row else None
+        found = self._rows(select(current.c.submission).where(current.c.assignment == assignment,
+                                                              current.c.student == student))
+        return found[0][0] if found else None
 
     def assignments(self) -> list[str]:
         """Assignments that have at least one current submission."""
-        return [r[0] for r in self.db.execute("SELECT DISTINCT assignment FROM current ORDER BY assignment")]
+        return [r[0] for r in self._rows(select(current.c.assignment).distinct().order_by(current.c.assignment))]
 
     def current(self, assignment: str, with_reports: bool = True) -> list[SubmissionRow]:
         """The current submission of every student of an assignment, sorted by student id, with task scores."""
-        rows = [_row(r, with_reports) for r in self.db.execute(
-            "SELECT s.* FROM current c JOIN submissions s ON s.id = c.submission "
-            "WHERE c.assignment = ? ORDER BY c.student", (assignment,))]
-        by_id = {r.id: r for r in rows}
-        for task in self.db.execute(
-                "SELECT t.* FROM task_scores t JOIN current c ON c.submission = t.submission "
-                "WHERE c.assignment = ? ORDER BY t.submission, t.position", (assignment,)):
-            by_id[task["submission"]].tasks.append(dict(task))
+        columns = submissions.columns if with_reports else _WITHOUT_REPORT
+        with self.engine.connect() as connection:
+            rows = [_row(r, with_reports) for r in connection.execute(
+                _of_current(select(*columns), submissions.c.id, assignment).order_by(current.c.student))]
+            by_id = {r.id: r for r in rows}
+            for task in connection.execute(_of_current(select(task_scores), task_scores.c.submission, assignment)
+                                           .order_by(task_scores.c.submission, task_scores.c.position)):
+                by_id[task.submission].tasks.append(dict(task._mapping))
         return rows
 
     def check_results(self, assignment: str) -> list[dict[str, Any]]:
         """Every check result of the current submissions of an assignment, with the student id."""
-        return [dict(r) for r in self.db.execute(
-            "SELECT c.student, r.task, r.name, r.description, r.status, r.message, r.hint, r.seconds "
-            "FROM check_results r JOIN current c ON c.submission = r.submission WHERE c.assignment = ? "
-            "ORDER BY c.student, r.id", (assignment,))]
+        r = check_results.c
+        statement = select(current.c.student, r.task, r.name, r.description, r.status, r.message, r.hint, r.seconds)
+        return [dict(row._mapping) for row in self._rows(
+            _of_current(statement, r.submission, assignment).order_by(current.c.student, r.id))]
 
     def sources(self, assignment: str) -> dict[str, dict[str, str]]:
         """The stored source files of every current submission of an assignment: student to {file: text}."""
-        if self.version == "1":
-            return {}
         found: dict[str, dict[str, str]] = {}
-        for row in self.db.execute(
-                "SELECT c.student, f.file, f.text FROM sources f JOIN current c ON c.submission = f.submission "
-                "WHERE c.assignment = ? ORDER BY c.student, f.file", (assignment,)):
-            found.setdefault(row["student"], {})[row["file"]] = row["text"]
+        statement = select(current.c.student, sources.c.file, sources.c.text)
+        for row in self._rows(_of_current(statement, sources.c.submission, assignment)
+                              .order_by(current.c.student, sources.c.file)):
+            found.setdefault(row.student, {})[row.file] = row.text
         return found
 
     def count(self, assignment: str | None = None) -> int:
         """How many submissions are stored (of one assignment, or all)."""
-        if assignment is None:
-            return self.db.execute("SELECT COUNT(*) FROM submissions").fetchone()[0]
-        return self.db.execute("SELECT COUNT(*) FROM submissions WHERE assignment = ?", (assignment,)).fetchone()[0]
+        statement = select(func.count()).select_from(submissions)
+        if assignment is not None:
+            statement = statement.where(submissions.c.assignment == assignment)
+        return self._rows(statement)[0][0]
 
     # -- writes -----------------------------------------------------------------------------------------
 
@@ -328,17 +126,17 @@ class Gradebook:
         Args:
             late: The submission's lateness now (the deadline, an extension or the policy may have changed).
         """
-        with self.transaction():
+        with self.transaction() as connection:
             stamp = now()
-            _touch_student(self.db, student, stamp)
-            set_current(self.db, assignment, student, submission_id, stamp)
+            _touch_student(connection, student, stamp)
+            set_current(connection, assignment, student, submission_id, stamp)
             if late is not None:
-                _set_lateness(self.db, submission_id, late)
+                _set_lateness(connection, submission_id, late)
 
     def set_lateness(self, submission_id: int, late: Lateness) -> None:
         """Store a submission's lateness and recompute its final score from the raw one, in one transaction."""
-        with self.transaction():
-            _set_lateness(self.db, submission_id, late)
+        with self.transaction() as connection:
+            _set_lateness(connection, submission_id, late)
 
     def record(self, assignment: str, fingerprint: str, student: str, digest: str, source: str,
                outcome: Outcome, late: Lateness | None = None, files: dict[str, str] | None = None) -> int:
@@ -354,80 +152,95 @@ class Gradebook:
             The new submission's row id.
         """
         stamp = now()
-        report_json = json.dumps(outcome.report) if outcome.report is not None else None
-        values = (assignment, student, digest, fingerprint, source, stamp, outcome.score, outcome.max_score,
-                  outcome.status, outcome.message, outcome.seconds, outcome.check_seconds, outcome.worker_rss_mb,
-                  report_json, outcome.score, None, None, 0.0, 0.0, "")
-        with self.transaction():
-            _touch_student(self.db, student, stamp)
-            self.db.execute("DELETE FROM submissions WHERE assignment = ? AND student = ? AND digest = ? "
-                            "AND fingerprint = ?", (assignment, student, digest, fingerprint))
-            submission_id = insert_submission(self.db, values)
-            _insert_details(self.db, submission_id, outcome.report)
-            insert_sources(self.db, submission_id, files or {})
+        values = {"assignment": assignment, "student": student, "digest": digest, "fingerprint": fingerprint,
+                  "source": source, "graded_at": stamp, "score": outcome.score, "max_score": outcome.max_score,
+                  "status": outcome.status, "message": outcome.message, "seconds": outcome.seconds,
+                  "check_seconds": outcome.check_seconds, "worker_rss_mb": outcome.worker_rss_mb,
+                  "report_json": json.dumps(outcome.report) if outcome.report is not None else None,
+                  "raw_score": outcome.score}
+        with self.transaction() as connection:
+            _touch_student(connection, student, stamp)
+            connection.execute(delete(submissions).where(*same_submission(assignment, student, digest, fingerprint)))
+            submission_id = insert_submission(connection, values)
+            _insert_details(connection, submission_id, outcome.report)
+            insert_sources(connection, submission_id, files or {})
             if late is not None:
-                _set_lateness(self.db, submission_id, late)
-            set_current(self.db, assignment, student, submission_id, stamp)
+                _set_lateness(connection, submission_id, late)
+            set_current(connection, assignment, student, submission_id, stamp)
         return submission_id
 
 
-def _set_lateness(db: sqlite3.Connection, submission_id: int, late: Lateness) -> None:
-    row = db.execute("SELECT score, raw_score FROM submissions WHERE id = ?", (submission_id,)).fetchone()
-    raw = row["score"] if row["raw_score"] is None else row["raw_score"]
-    db.execute("UPDATE submissions SET raw_score = ?, score = ?, submitted_at = ?, due_at = ?, late_seconds = ?, "
-               "penalty = ?, late_note = ? WHERE id = ?",
-               (raw, late.final(raw), as_utc_text(late.submitted_at), as_utc_text(late.due), late.late_seconds,
-                late.penalty, late.note, submission_id))
+def same_submission(assignment: str, student: str, digest: str, fingerprint: str) -> list[Any]:
+    """The condition of a stored submission's identity: its student's content graded with one grading setup."""
+    c = submissions.c
+    return [c.assignment == assignment, c.student == student, c.digest == digest, c.fingerprint == fingerprint]
 
 
-def insert_sources(db: sqlite3.Connection, submission_id: int, files: dict[str, str]) -> None:
+def _of_current(statement: Any, submission: Any, assignment: str) -> Any:
+    """``statement`` limited to the rows of the current submissions of an assignment (joined on ``submission``)."""
+    return statement.join_from(current, submission.table, current.c.submission == submission).where(
+        current.c.assignment == assignment)
+
+
+def upsert(connection: Connection, table: Table, key: Mapping[str, Any], values: Mapping[str, Any]) -> None:
+    """Update the row of ``table`` with this key, or insert it when there is none.
+
+    Two statements instead of a dialect's ``ON CONFLICT``: every write transaction holds the writers' lock
+    (backend.writing), so no other writer can insert the same key in between.
+    """
+    where = [table.c[name] == value for name, value in key.items()]
+    if connection.execute(update(table).where(*where).values(dict(values))).rowcount == 0:
+        connection.execute(insert(table).values({**key, **values}))
+
+
+def _set_lateness(connection: Connection, submission_id: int, late: Lateness) -> None:
+    row = connection.execute(select(submissions.c.score, submissions.c.raw_score)
+                             .where(submissions.c.id == submission_id)).one()
+    raw = row.score if row.raw_score is None else row.raw_score
+    connection.execute(update(submissions).where(submissions.c.id == submission_id).values(
+        raw_score=raw, score=late.final(raw), submitted_at=as_utc_text(late.submitted_at), due_at=as_utc_text(late.due),
+        late_seconds=late.late_seconds, penalty=late.penalty, late_note=late.note))
+
+
+def insert_sources(connection: Connection, submission_id: int, files: Mapping[str, str]) -> None:
     """Store a submission's source files."""
-    for name, text in sorted(files.items()):
-        db.execute("INSERT INTO sources(submission, file, text) VALUES (?, ?, ?)", (submission_id, name, text))
+    if files:
+        connection.execute(insert(sources), [{"submission": submission_id, "file": name, "text": text}
+                                             for name, text in sorted(files.items())])
 
 
-def submission_values(row: sqlite3.Row) -> tuple[Any, ...]:
-    """A stored submission's values in SUBMISSION_COLUMNS order (a schema 1 row gets the new columns' defaults)."""
-    keys = set(row.keys())
-    values = [row[c] if c in keys else _COLUMN_DEFAULTS[c] for c in SUBMISSION_COLUMNS]
-    if "raw_score" not in keys:
-        values[SUBMISSION_COLUMNS.index("raw_score")] = row["score"]
-    return tuple(values)
+def _touch_student(connection: Connection, student: str, stamp: str) -> None:
+    if connection.execute(update(students).where(students.c.id == student).values(last_seen=stamp)).rowcount == 0:
+        connection.execute(insert(students).values(id=student, first_seen=stamp, last_seen=stamp))
 
 
-def _touch_student(db: sqlite3.Connection, student: str, stamp: str) -> None:
-    db.execute("INSERT INTO students(id, first_seen, last_seen) VALUES (?, ?, ?) "
-               "ON CONFLICT(id) DO UPDATE SET last_seen = excluded.last_seen", (student, stamp, stamp))
+def set_current(connection: Connection, assignment: str, student: str, submission_id: int, stamp: str) -> None:
+    """Make a stored submission the student's current one, seen at ``stamp``."""
+    upsert(connection, current, {"assignment": assignment, "student": student},
+           {"submission": submission_id, "seen_at": stamp})
 
 
-def set_current(db: sqlite3.Connection, assignment: str, student: str, submission_id: int, stamp: str) -> None:
-    db.execute("INSERT INTO current(assignment, student, submission, seen_at) VALUES (?, ?, ?, ?) "
-               "ON CONFLICT(assignment, student) DO UPDATE SET submission = excluded.submission, "
-               "seen_at = excluded.seen_at", (assignment, student, submission_id, stamp))
+def insert_submission(connection: Connection, values: Mapping[str, Any]) -> int:
+    """Store a submission's row (SUBMISSION_COLUMNS); return its new id."""
+    return connection.execute(insert(submissions).values(dict(values))).inserted_primary_key[0]
 
 
-def insert_submission(db: sqlite3.Connection, values: tuple[Any, ...]) -> int:
-    placeholders = ", ".join("?" for _ in SUBMISSION_COLUMNS)
-    cursor = db.execute(f"INSERT INTO submissions({', '.join(SUBMISSION_COLUMNS)}) VALUES ({placeholders})", values)
-    if cursor.lastrowid is None:
-        raise GraderError("the gradebook did not record the submission (no row id)")
-    return cursor.lastrowid
+def _insert_details(connection: Connection, submission_id: int, report: dict[str, Any] | None) -> None:
+    tasks = (report or {}).get("tasks", [])
+    scores = [{"submission": submission_id, "position": position, "task": task["id"], "title": task.get("title", ""),
+               "score": task["score"], "max_score": task["max_score"], "status": task.get("status", ""),
+               "feedback": task.get("feedback", "")} for position, task in enumerate(tasks)]
+    checks = [{"submission": submission_id, "task": task["id"], "name": check["name"],
+               "description": check.get("description", ""), "weight": check.get("weight", 0.0),
+               "status": check.get("status", ""), "message": check.get("message", ""), "hint": check.get("hint", ""),
+               "seconds": check.get("seconds", 0.0)} for task in tasks for check in task.get("checks", [])]
+    if scores:
+        connection.execute(insert(task_scores), scores)
+    if checks:
+        connection.execute(insert(check_results), checks)
 
 
-def _insert_details(db: sqlite3.Connection, submission_id: int, report: dict[str, Any] | None) -> None:
-    for position, task in enumerate((report or {}).get("tasks", [])):
-        db.execute("INSERT INTO task_scores VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                   (submission_id, position, task["id"], task.get("title", ""), task["score"], task["max_score"],
-                    task.get("status", ""), task.get("feedback", "")))
-        for check in task.get("checks", []):
-            db.execute("INSERT INTO check_results(submission, task, name, description, weight, status, message, "
-                       "hint, seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (submission_id, task["id"], check["name"], check.get("description", ""),
-                        check.get("weight", 0.0), check.get("status", ""), check.get("message", ""),
-                        check.get("hint", ""), check.get("seconds", 0.0)))
-
-
-def _row(row: sqlite3.Row, with_report: bool = True) -> SubmissionRow:
-    data = {key: row[key] for key in row.keys() if key != "report_json"}
-    report = json.loads(row["report_json"]) if with_report and row["report_json"] else None
-    return SubmissionRow(**data, report=report)
+def _row(row: Row[Any], with_report: bool = True) -> SubmissionRow:
+    data = dict(row._mapping)
+    report_json = data.pop("report_json", None)
+    return SubmissionRow(**data, report=json.loads(report_json) if with_report and report_json else None)

@@ -122,9 +122,9 @@ def class_stats(book: Gradebook, assignment: str, spec: Assignment | None = None
     _failures(stats, book.check_results(assignment), graded, spec)
     _lateness(stats, rows)
     if spec is not None:
-        stats.similar = similar_groups(book.sources(assignment), {t.id: t.functions for t in spec.tasks},
-                                       template_sources(spec))
-        if book.version == "1":
+        sources = book.sources(assignment)
+        stats.similar = similar_groups(sources, {t.id: t.functions for t in spec.tasks}, template_sources(spec))
+        if graded and not sources:  # graded by grader 0.1.0, which kept no sources
             stats.similarity_note = "This gradebook predates stored sources; grade again to compare submissions."
     else:
         stats.similarity_note = "The similarity review needs the assignment's manifest (not found here)."

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.gradebook.store import ERROR, SubmissionRow
+from autograder.gradebook.records import ERROR, SubmissionRow
 from autograder.reports.results import one_cause, one_cause_words
 from autograder.util.pages import render_html
 

@@ -226,6 +226,7 @@ def test_the_student_pyproject_declares_no_instructor_or_dev_extras(release: Pat
     assert "optional-dependencies" not in text and "nbgrader" not in text and "hypothesis" not in text
     assert "tqdm" not in text  # only the instructor commands draw progress bars
     assert "pyyaml" not in text and "tabulate" not in text  # grade-all's export reader, the instructors' tables
+    assert not re.search(r"sqlalchemy|alembic|psycopg", text, flags=re.I)  # nor open a gradebook
     dependencies = loads_toml(text)["project"]["dependencies"]
     assert any(re.fullmatch(r"torch>=[\d.]+,<3", line) for line in dependencies), dependencies  # a student's torch stays
     assert "pytest" in text and "jinja2" in text  # grader show writes its page with Jinja2

@@ -24,6 +24,7 @@ from autograder.batch.timestamps import (
     read_timestamps_csv,
 )
 from autograder.errors import GraderError
+from autograder.gradebook.migrate import head
 from autograder.gradebook.store import Gradebook
 from autograder.reports.results import CheckResult, GradeReport, TaskResult
 from autograder.spec.assignment import Assignment, load_assignment
@@ -212,8 +213,8 @@ def test_csv_files(tmp_path: Path) -> None:
         read_timestamps_csv(stamps)
 
 
-def test_a_schema_1_gradebook_opens_and_migrates(tmp_path: Path) -> None:
-    """A gradebook written by the previous release (schema 1) reads as it is and is migrated on first write."""
+def test_a_schema_1_gradebook_is_upgraded_in_place_when_opened(tmp_path: Path) -> None:
+    """A gradebook written by grader 0.1.0 (schema 1) is brought to the newest schema when opened, even to be read."""
     db = tmp_path / "old.db"
     fixture = Path(__file__).with_name("schema1_gradebook.sql")
     with sqlite3.connect(db) as connection:
@@ -221,13 +222,12 @@ def test_a_schema_1_gradebook_opens_and_migrates(tmp_path: Path) -> None:
     with Gradebook(db, readonly=True) as book:
         (row,) = book.current("mini")
         assert (row.student, row.score, row.raw, row.late_note) == ("alice", 3.0, 3.0, "")
+        assert (row.raw_score, [t["task"] for t in row.tasks]) == (3.0, ["scale", "row_sums"])
         assert book.sources("mini") == {}
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("SELECT version_num FROM gradebook_revision").fetchall() == [(head(),)]
     with Gradebook(db) as book:
-        assert book.version == "2"
-        (row,) = book.current("mini")
-        assert (row.raw_score, row.score, [t["task"] for t in row.tasks]) == (3.0, 3.0, ["scale", "row_sums"])
-    with Gradebook(db, readonly=True) as book:
-        assert book.version == "2"
+        assert book.current("mini")[0].raw_score == 3.0
 
 
 def test_a_schema_1_gradebook_merges_into_a_new_one(tmp_path: Path) -> None:
@@ -240,4 +240,4 @@ def test_a_schema_1_gradebook_merges_into_a_new_one(tmp_path: Path) -> None:
     assert (summary.added, summary.students) == (1, 1)
     with Gradebook(tmp_path / "new.db", readonly=True) as book:
         (row,) = book.current("mini")
-        assert (book.version, row.raw_score, row.score, len(row.tasks)) == ("2", 3.0, 3.0, 2)
+        assert (row.raw_score, row.score, len(row.tasks)) == (3.0, 3.0, 2)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from sqlalchemy import text
 
 from autograder.cli import main
 from autograder.gradebook.store import Gradebook
@@ -87,20 +88,40 @@ def test_three_workers_share_a_class_and_a_killed_one_loses_nothing(database, tm
         assert sum(re.search(rf"\] {student}: \d", line) is not None for line in lines) == 1, (student, lines)
     with Gradebook(database, readonly=True) as book:
         current = {row.student: (row.score, row.status) for row in book.current("mini", with_reports=False)}
-        counts = dict(book.db.execute("SELECT student, count(*) FROM submissions GROUP BY student").fetchall())
-        max_id = book.db.execute("SELECT max(id) FROM submissions").fetchone()[0]
+        with book.engine.connect() as connection:
+            counts = dict(connection.execute(text("SELECT student, count(*) FROM submissions GROUP BY student")).all())
+            max_id = connection.execute(text("SELECT max(id) FROM submissions")).scalar()
     assert current == {s: (0.0 if s in ("bob", "eve") else 5.0, "graded") for s in ("ada", "bob", "cy", "dee", "eve",
                                                                                     "fay")}
     assert counts == dict.fromkeys(current, 1)  # each graded once
     assert max_id == len(current)  # and never recorded twice (a second record replaces the row under a new id)
 
 
-def _queue(url: str, students: tuple[str, ...], **options):
+def _queue(url: str, students: tuple[str, ...], version: str = "", **options):
     from autograder.batch.pool import WorkItem
     from autograder.batch.queue import ClaimQueue
 
-    items = {s: WorkItem(i, s, Path(s), f"digest-{s}") for i, s in enumerate(students)}
+    items = {s: WorkItem(i, s, Path(s), f"digest-{s}{version}") for i, s in enumerate(students)}
     return ClaimQueue(url, "mini", "setup", items, {}, **options)
+
+
+def test_a_changed_submission_goes_back_to_the_queue_and_an_unchanged_one_keeps_its_state(database):
+    first = _queue(database, ("ada", "bob"), lease_seconds=60.0)
+    queues = [first]
+    try:
+        assert first.popleft().student == "ada"
+        with first.recording("ada") as held:
+            assert held
+        assert first.popleft().student == "bob"  # held by the first process from now on
+        queues.append(_queue(database, ("ada", "bob"), lease_seconds=60.0))  # another process, the same folder
+        assert queues[-1].popleft() is None and len(queues[-1]) == 1  # ada stays done, bob stays held
+        queues.append(_queue(database, ("ada",), version="-2", lease_seconds=60.0))  # ada resubmitted
+        assert queues[-1].popleft().student == "ada" and queues[-1].popleft() is None
+        with first.recording("bob") as held:  # the first process's claim on bob is untouched
+            assert held
+    finally:
+        for queue in queues:
+            queue.close()
 
 
 def test_a_stalled_worker_whose_lease_ran_out_discards_its_grade_and_the_new_holder_records_it(database):

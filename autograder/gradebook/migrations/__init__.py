@@ -1,0 +1,1 @@
+"""The gradebook's Alembic migrations (``env.py``, ``versions/``), run by ``gradebook/migrate.py`` on open."""
