@@ -13,8 +13,12 @@ __all__ = ["BatchOptions", "BatchSummary", "grade_all", "render_summary"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
+    if name in ("BatchOptions", "grade_all"):
         from autograder.batch import run
 
         return getattr(run, name)
+    if name in ("BatchSummary", "render_summary"):
+        from autograder.batch import summary
+
+        return getattr(summary, name)
     raise AttributeError(f"module 'autograder.batch' has no attribute {name!r}")
