@@ -100,7 +100,7 @@ def open_outputs(job_dir: str, checks: int) -> dict[str, Any]:
         os.set_inheritable(fd, False)
         return fd
 
-    return {"output": create("output.txt"), "results": create("results.jsonl"),
+    return {"output": create("output.txt"), "results": create("results.jsonl"), "stack": create("stack.txt"),
             "tensors": {index: create(f"check_{index}.safetensors") for index in range(checks)}}
 
 

@@ -1,4 +1,5 @@
-"""The one /proc walker: children, descendants, threads of a user, memory; and killing a group, a tree or by marker."""
+"""The one /proc walker: children, descendants, threads of a user, memory; killing a group, a tree or by marker; and
+how a process ended."""
 
 from __future__ import annotations
 
@@ -126,3 +127,10 @@ def kill_tree(pid: int) -> None:
             os.kill(victim, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def exit_status(status: int) -> dict[str, int | None]:
+    """How a process ended, from its wait status: ``{"code": 3, "signal": None}`` or ``{"code": None, "signal": 9}``."""
+    if os.WIFSIGNALED(status):
+        return {"code": None, "signal": os.WTERMSIG(status)}
+    return {"code": os.WEXITSTATUS(status), "signal": None}

@@ -28,7 +28,7 @@ from autograder.util.paths import PACKAGE_ROOT
 
 # -I ignores PYTHONPATH, the user site and the current folder; the grader's own folder is added explicitly.
 _TEMPLATE = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox.template import serve; "
-             "serve(int(sys.argv[2]))")
+             "serve(int(sys.argv[2]), sys.argv[3])")
 
 ANSWER_TIMEOUT = 120.0  # the template's torch import on a loaded machine, as a zygote's start-up
 
@@ -146,10 +146,15 @@ class ZygoteTemplate:
 
     Args:
         home: The template's home and temporary folder.
+        preload: ``module:function`` the template calls once before it forks (see
+            :func:`autograder.sandbox.template.serve`); '' for none.
+        log: A file for what the template writes to its standard error (why it could not start); none by default.
     """
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, preload: str = "", log: Path | None = None) -> None:
         self.home = home
+        self.preload = preload
+        self.log = log
         self.marker = ""  # in every process it forks (their initial environment is the template's)
         self.capability: str | None = None  # the kernels it was told to use (None: its own choice)
         self.chosen: str | None = None  # the kernels its zygotes reported using
@@ -158,6 +163,7 @@ class ZygoteTemplate:
         self._lock = threading.RLock()
         self._waiting: collections.deque[ForkedZygote] = collections.deque()
         self._users: set[int] = set()  # ids of the zygotes forked from it and not released
+        self.starts = 0  # how many template processes this handle started (a kept one is started once)
 
     @classmethod
     def attached(cls, control: socket.socket, marker: str, home: Path) -> ZygoteTemplate:
@@ -192,12 +198,14 @@ class ZygoteTemplate:
             self.marker = secrets.token_hex(12)
             self.capability, self.chosen = capability, None
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            self.starts += 1
             try:
-                self.process = subprocess.Popen(
-                    [sys.executable, "-I", "-c", _TEMPLATE, str(PACKAGE_ROOT), str(theirs.fileno())],
-                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                    cwd=str(self.home), env=scrubbed_environment(str(self.home), self.marker, capability),
-                    pass_fds=(theirs.fileno(),), start_new_session=True)
+                with open(self.log or os.devnull, "ab") as errors:
+                    self.process = subprocess.Popen(
+                        [sys.executable, "-I", "-c", _TEMPLATE, str(PACKAGE_ROOT), str(theirs.fileno()), self.preload],
+                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
+                        cwd=str(self.home), env=scrubbed_environment(str(self.home), self.marker, capability),
+                        pass_fds=(theirs.fileno(),), start_new_session=True)
             finally:
                 theirs.close()
             self._control = ours
@@ -265,6 +273,11 @@ class ZygoteTemplate:
                         self._fail_waiting("the zygote template exited")
                     continue
                 waiting.answered(pid, fds[0] if fds else None)
+
+    def hold(self, user: object) -> None:
+        """Keep the template open for ``user`` (a kept runtime), with or without a zygote, until it releases it."""
+        with self._lock:
+            self._users.add(id(user))
 
     def release(self, user: object) -> None:
         """``user`` has stopped its zygote: close the template when no other user's zygote is left."""

@@ -19,6 +19,7 @@ template kills every process it forked and exits.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import selectors
@@ -34,10 +35,19 @@ from autograder.sandbox.procfs import children_of, kill_group, private_memory
 MAX_REQUEST = 1 << 16
 
 
-def serve(control_fd: int) -> NoReturn:
-    """Fork a zygote for each request on ``control_fd`` until the grader closes its end; then kill them all and exit."""
+def serve(control_fd: int, preload: str = "") -> NoReturn:
+    """Fork a zygote for each request on ``control_fd`` until the grader closes its end; then kill them all and exit.
+
+    Args:
+        control_fd: The template's end of the grader's control socket.
+        preload: ``module:function`` to call once before any zygote is forked, so that every zygote inherits what
+            it imports (``grader check``'s: pytest and torch's first calls); '' for none.
+    """
     linux.prctl_quietly(linux.PR_SET_DUMPABLE, 0)  # the grader's side: no ptrace, no /proc/<pid>/fd by students
     linux.prctl_quietly(linux.PR_SET_CHILD_SUBREAPER, 1)  # what a dead zygote leaves behind comes here, to be killed
+    if preload:
+        module, _, function = preload.partition(":")
+        getattr(importlib.import_module(module), function)()
     owner = socket.socket(fileno=control_fd)
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
