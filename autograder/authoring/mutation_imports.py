@@ -1,4 +1,4 @@
-"""Every mistake and variant imported as a job of the sandbox's runtime, each that does not import named (verify, audit)."""
+"""Every mistake and variant imported in a sandboxed job, and each that does not import named (verify, audit)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,8 @@ def import_answers(reference: Path, modules: tuple[str, ...], edited: list[Edite
                    for index, (mutation, texts) in enumerate(edited)]
         while pending:
             answers, stopped = _import_in_job(zygote, pending, modules, work)
-            said += [unimportable(mutation, detail) if detail else "" for (_, mutation), detail in zip(pending, answers)]
+            said += [unimportable(mutation, detail) if detail else ""
+                     for (_, mutation), detail in zip(pending, answers)]
             pending = pending[len(answers):]
             if pending:  # the job stopped at this one: it hung or ended the process
                 said.append(unimportable(pending[0][1], stopped))

@@ -59,7 +59,7 @@ def job_records(task: str, tests: list[dict[str, Any]], result: JobResult,
         return records, tests[done + 1:]
     if done:  # progress was made (a test may have ended the run: its record says so): a fresh job for the rest
         return records, tests[done:]
-    how = describe_exit(result.exit)
+    how = (result.exit or {}).get("worker_died") or describe_exit(result.exit)
     return records + [_record(task, test, "crashed", [f"the test process ended before the test started ({how})"])
                       for test in tests], []
 

@@ -88,3 +88,14 @@ def _wait_from_outside() -> None:
     except OSError:  # the grader is gone, or stopped listening
         pass
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+
+
+def boot_spawned() -> None:
+    """A zygote started as a fresh interpreter (no fork, :mod:`autograder.sandbox.spawned`): read the configuration
+    and run the zygote (no preload: it shares a template's work with forks, and there are none); the host waits for
+    this process itself."""
+    import sys
+
+    from autograder.sandbox.zygote import main
+
+    sys.exit(main(_read_config_line()))

@@ -22,7 +22,8 @@ from autograder.sandbox.clock import JobClock, Watch, await_stack
 from autograder.sandbox.layout import job_payload, make_trial_dirs, prepare_dirs, protected_samples
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.results import JobResult, read_results, sanitize_job_dir
-from autograder.sandbox.spawner import ForkedZygote, ZygoteTemplate
+from autograder.sandbox.spawned import READY_SECONDS, SpawnedZygote, start_method
+from autograder.sandbox.spawner import ForkedZygote, ZygoteTemplate, scrubbed_environment
 from autograder.sandbox.startup import (  # noqa: F401 - kernel_capability and known_capability: imported from here
     MAX_ISOLATION_VARIABLE,
     default_protected,
@@ -81,7 +82,7 @@ class Zygote:
             raise IsolationError(f"unknown isolation level {self.max_isolation!r}")
         self.required = required
         self.warm_up = warm_up
-        self.process: ForkedZygote | None = None
+        self.process: ForkedZygote | SpawnedZygote | None = None
         self.uid = 0
         self._isolation: dict[str, Any] | None = None
         self._trial_root: Path | None = None
@@ -91,8 +92,9 @@ class Zygote:
     # -- life cycle ------------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start (or restart) the zygote: forked from the template, it detects the isolation features while this
-        process goes on (the template imports torch meanwhile if it was not running)."""
+        """Start (or restart) the zygote: forked from the template (or a fresh interpreter without fork,
+        :mod:`autograder.sandbox.spawned`), it detects the isolation features while this process goes on (the
+        template imports torch meanwhile if it was not running)."""
         self._stop()
         protect_this_process()
         home = self.scratch / "home"
@@ -102,10 +104,15 @@ class Zygote:
         protected = [PACKAGE_ROOT, *default_protected(), *self.protect]
         if self.scratch.parent != Path(tempfile.gettempdir()):
             protected.append(self.scratch.parent)
-        self.process = self.template.fork_zygote(self, home, self.capability or known_capability(), self.warm_up)
+        spawn = start_method() == "spawn"
+        capability = self.capability or known_capability()
+        self.process = (SpawnedZygote(home, scrubbed_environment(str(home), "", capability)) if spawn
+                        else self.template.fork_zygote(self, home, capability, self.warm_up))
         self.uid = free_uid()
         config = {
-            "max_tier": self.max_isolation,
+            "max_tier": "rlimits" if spawn else self.max_isolation,  # no trial job without fork: the weakest tier
+            "start_method": "spawn" if spawn else "fork",
+            "preload": self.template.preload,
             "protected": sorted({str(p.resolve()) for p in protected if p.exists()}),
             "protected_samples": protected_samples(protected),
             "uid": self.uid,
@@ -313,7 +320,9 @@ class Zygote:
             try:
                 self._stdin().write(json.dumps(message) + "\n")
                 self._stdin().flush()
-                int(self._read_message(time.monotonic() + 30)["pid"])
+                # without fork, a job starts once its spare is ready: an interpreter and torch's import
+                answer = READY_SECONDS if isinstance(self.process, SpawnedZygote) else 30.0
+                int(self._read_message(time.monotonic() + answer)["pid"])
             except (BrokenPipeError, OSError, KeyError, TypeError, ValueError) as exc:
                 raise WorkerDied(str(exc)) from None
             clock = JobClock(limits, job_dir / "results.jsonl", watch)
@@ -361,6 +370,8 @@ class Zygote:
             try:
                 line = self.process.lines.wait_line(deadline)
             except EOFError:
+                if isinstance(self.process, SpawnedZygote):
+                    self.ended = self.ended or self.process.exit_status()
                 raise WorkerDied("the zygote exited") from None
             if line is None:
                 if allow_timeout:

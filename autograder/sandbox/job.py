@@ -82,8 +82,9 @@ def start_job(job: dict[str, Any], plan: Plan, pipe: int) -> None:
     began = time.perf_counter()
     set_oom_score_adj(JOB_OOM_SCORE_ADJ)  # the OOM killer's first choice: a job, never the grader or a zygote
     try:
-        os.setsid()
-        prctl_quietly(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
+        if hasattr(os, "setsid") and os.getpgid(0) != os.getpid():  # a spawned job leads its session already
+            os.setsid()
+        prctl_quietly(linux.PR_SET_PDEATHSIG, getattr(signal, "SIGKILL", 9))
         if plan.namespaces:
             linux.unshare(linux.CLONE_NEWNS | linux.CLONE_NEWNET | linux.CLONE_NEWIPC
                               | linux.CLONE_NEWUTS)

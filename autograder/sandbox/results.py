@@ -97,7 +97,8 @@ def read_plain(path: Path, limit: int, offset: int = 0) -> tuple[bytes, int] | N
     """Read at most ``limit`` bytes of a plain file from ``offset`` without following links; return the bytes
     and the file's size."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
     with os.fdopen(fd, "rb") as handle:

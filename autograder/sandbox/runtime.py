@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.sandbox.host import Zygote
+from autograder.sandbox.spawned import start_method
 from autograder.sandbox.spawner import ZygoteTemplate
 
 
@@ -44,8 +45,9 @@ class Runtime:
         return process.pid if process is not None and process.poll() is None else None
 
     def start(self) -> None:
-        """Start the template now if it is not running: its imports (seconds) then overlap the caller's work."""
-        if not self.template.alive():
+        """Start the template now if it is not running: its imports (seconds) then overlap the caller's work
+        (without fork there is no template: each zygote starts on its own)."""
+        if start_method() == "fork" and not self.template.alive():
             self.template.start(None)
 
     def zygote(self, **options: Any) -> Zygote:

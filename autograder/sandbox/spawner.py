@@ -8,14 +8,17 @@ template's answer only when it is first needed, so a grader's own start-up overl
 from __future__ import annotations
 
 import collections
+import importlib.util
 import json
 import os
 import secrets
 import select
 import signal
+import site
 import socket
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 from pathlib import Path
@@ -26,9 +29,25 @@ from autograder.sandbox.lines import PipeLines
 from autograder.sandbox.procfs import kill_group, kill_marked
 from autograder.util.paths import PACKAGE_ROOT
 
-# -I ignores PYTHONPATH, the user site and the current folder; the grader's own folder is added explicitly.
-_TEMPLATE = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox.template import serve; "
-             "serve(int(sys.argv[2]), sys.argv[3])")
+# -I ignores PYTHONPATH, the user site and the current folder; the grader's own folder is added explicitly (first),
+# and where torch and pytest are found outside the interpreter's own site-packages (last: see grader_path).
+PATH_CODE = "import os, sys; p = sys.argv[1].split(os.pathsep); sys.path.insert(0, p[0]); sys.path.extend(p[1:]); "
+_TEMPLATE = PATH_CODE + "from autograder.sandbox.template import serve; serve(int(sys.argv[2]), sys.argv[3])"
+
+
+def grader_path() -> str:
+    """What a fresh ``python -I`` of the grader's puts on its path (``os.pathsep``-separated): the grader's own
+    folder, then the folders this process finds torch and pytest in when they are none of the interpreter's own
+    site-packages (a ``pip install --user``, a ``PYTHONPATH``), which ``-I`` would leave out."""
+    paths = sysconfig.get_paths()
+    own = {os.path.realpath(p) for p in [*site.getsitepackages(), paths["purelib"], paths["platlib"]]}
+    found = [str(PACKAGE_ROOT)]
+    for module in ("torch", "pytest"):
+        spec = importlib.util.find_spec(module)
+        folder = str(Path(spec.origin).parent.parent) if spec is not None and spec.origin else ""
+        if folder and os.path.realpath(folder) not in own and folder not in found:
+            found.append(folder)
+    return os.pathsep.join(found)
 
 ANSWER_TIMEOUT = 120.0  # the template's torch import on a loaded machine, as a zygote's start-up
 
@@ -42,6 +61,8 @@ def scrubbed_environment(home: str, marker: str = "", capability: str | None = N
         capability: The CPU kernels the worker must use (None: its own choice, checked when it is ready).
     """
     fixed = {"ATEN_CPU_CAPABILITY": capability} if capability else {}
+    if os.name == "nt":  # Windows' own: Python and torch's libraries need them to start
+        fixed.update({key: os.environ[key] for key in ("SYSTEMROOT", "WINDIR", "COMSPEC") if key in os.environ})
     return {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": home,
@@ -202,7 +223,7 @@ class ZygoteTemplate:
             try:
                 with open(self.log or os.devnull, "ab") as errors:
                     self.process = subprocess.Popen(
-                        [sys.executable, "-I", "-c", _TEMPLATE, str(PACKAGE_ROOT), str(theirs.fileno()), self.preload],
+                        [sys.executable, "-I", "-c", _TEMPLATE, grader_path(), str(theirs.fileno()), self.preload],
                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
                         cwd=str(self.home), env=scrubbed_environment(str(self.home), self.marker, capability),
                         pass_fds=(theirs.fileno(),), start_new_session=True)

@@ -23,11 +23,13 @@ import torch
 from autograder.sandbox import job as job_side
 from autograder.sandbox import linux
 from autograder.sandbox.job import forget_trusted_side, start_job
-from autograder.sandbox.lines import PipeLines
+from autograder.sandbox.lines import PipeLines, ThreadedLines
 from autograder.sandbox.linux import prctl_quietly
 from autograder.sandbox.memory import JOB_OOM_SCORE_ADJ, set_oom_score_adj
 from autograder.sandbox.plan import Plan
 from autograder.sandbox.procfs import children_of, exit_status, kill_group
+from autograder.sandbox.spawned import Spares
+from autograder.sandbox.spawned import run_one as run_spare
 from autograder.sandbox.tiers import TIERS
 
 
@@ -95,24 +97,29 @@ def main(config: dict[str, Any] | None = None, pidns: bool = False, note: str = 
     if not pidns:
         prctl_quietly(linux.PR_SET_CHILD_SUBREAPER, 1)
     requests, replies = _take_channel()
-    _STDIN = PipeLines(requests)
+    if config is None:
+        config = json.loads(PipeLines(requests).readline() or b"{}")
+    spawn = config.get("start_method") == "spawn"  # the host's choice (its environment is not the zygote's)
+    _STDIN = ThreadedLines(requests) if spawn else PipeLines(requests)
     channel = os.fdopen(replies, "w", buffering=1)
 
     def say(message: dict[str, Any]) -> None:
         channel.write(json.dumps(message) + "\n")
 
-    if config is None:
-        config = json.loads(_STDIN.readline() or b"{}")
+    if spawn:
+        config = dict(config, max_tier="rlimits")  # a trial job is a fork: without one, the weakest tier
     plan = Plan(config, pidns)
     if note:
         plan.notes["namespaces"] = note
     _detect(plan)
 
+    spares = Spares(config, plan.summary()) if spawn else None  # the first prepares while the session opens
+
     def serve(summary: dict[str, Any] | None = None) -> int:
         share_with_jobs()
         say({"ready": True, "isolation": plan.summary(), "capability": capability,
              **({"session": summary} if summary is not None else {})})
-        return _serve(plan, say)
+        return _serve(plan, say, spares)
 
     if config.get("session"):
         _open_session(config["session"], say, serve)
@@ -142,15 +149,20 @@ def _open_session(session: dict[str, Any], say: Any, serve: Any) -> None:
     os._exit(0)  # a session that returned: its jobs are served, nothing of pytest's ending is worth waiting for
 
 
-def _serve(plan: Plan, say: Any) -> int:
-    """Fork one job per request line until the requests end."""
-    while True:
-        line = _STDIN.readline()
-        if not line.strip():
-            return 0
-        request = json.loads(line)
-        if isinstance(request, dict) and "job_dir" in request:
-            say(_run_one(request, plan, report=say, deadline=None))
+def _serve(plan: Plan, say: Any, spares: Spares | None = None) -> int:
+    """Run one job per request line until the requests end: forked, or in a spare without fork."""
+    try:
+        while True:
+            line = _STDIN.readline()
+            if not line.strip():
+                return 0
+            request = json.loads(line)
+            if isinstance(request, dict) and "job_dir" in request:
+                say(run_spare(request, spares.take(), _STDIN, say) if spares is not None
+                    else _run_one(request, plan, report=say, deadline=None))
+    finally:
+        if spares is not None:
+            spares.close()
 
 
 def share_with_jobs() -> None:
