@@ -88,6 +88,7 @@ class Zygote:
         self._trial_root: Path | None = None
         self.capability: str | None = None  # the CPU kernels its jobs must use, once a zygote chose others
         self._started_at = 0.0
+        self.retired = False  # stopped for good (Ctrl-C): it neither starts again nor runs a job
 
     # -- life cycle ------------------------------------------------------------------------------------
 
@@ -96,6 +97,8 @@ class Zygote:
         :mod:`autograder.sandbox.spawned`), it detects the isolation features while this process goes on (the
         template imports torch meanwhile if it was not running)."""
         self._stop()
+        if self.retired:
+            raise WorkerDied("the zygote was stopped for good")
         protect_this_process()
         home = self.scratch / "home"
         home.mkdir(parents=True, exist_ok=True)
@@ -255,6 +258,12 @@ class Zygote:
         process = self.process
         if process is not None:
             process.kill()
+
+    def retire(self) -> None:
+        """Stop for good, from any thread (Ctrl-C): the job running ends at once, and whoever would start the zygote
+        again or send it a job gets WorkerDied, so a run that hands its work to other zygotes ends quickly."""
+        self.retired = True
+        self.kill()
 
     def close(self) -> None:
         """Stop the zygote and everything it started; the template too when no other zygote uses it."""
