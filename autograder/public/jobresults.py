@@ -45,12 +45,7 @@ def job_records(task: str, tests: list[dict[str, Any]], result: JobResult,
         test when it ended before it started one (it would do no better in a fresh job); then the tests after
         those, for a fresh job (none when the job was stopped: the caller says them not run).
     """
-    reported = {r["nodeid"]: r for r in result.records if isinstance(r.get("nodeid"), str)}
-    records = []
-    for test in tests:
-        if test["nodeid"] not in reported:
-            break
-        records.append(dict(reported[test["nodeid"]], task=task, test=test["test"], nodeid=test["nodeid"]))
+    records = _reported(task, tests, result)
     done = len(records)
     if done == len(tests) or result.stopped:
         return records, tests[done:]
@@ -62,6 +57,18 @@ def job_records(task: str, tests: list[dict[str, Any]], result: JobResult,
     how = (result.exit or {}).get("worker_died") or describe_exit(result.exit)
     return records + [_record(task, test, "crashed", [f"the test process ended before the test started ({how})"])
                       for test in tests], []
+
+
+def _reported(task: str, tests: list[dict[str, Any]], result: JobResult) -> list[dict[str, Any]]:
+    """The job's records of its first tests, in order, up to the first it did not report (its records are
+    untrusted: each is taken for the test it names, with that test's task and name)."""
+    reported = {r["nodeid"]: r for r in result.records if isinstance(r.get("nodeid"), str)}
+    records = []
+    for test in tests:
+        if test["nodeid"] not in reported:
+            break
+        records.append(dict(reported[test["nodeid"]], task=task, test=test["test"], nodeid=test["nodeid"]))
+    return records
 
 
 def _ended_in(task: str, test: dict[str, Any], result: JobResult, stack_lines: StackLines) -> dict[str, Any]:

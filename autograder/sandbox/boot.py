@@ -37,14 +37,13 @@ def boot() -> None:
     The zygote runs as PID 1 of a new PID namespace (with a user namespace when not root), so every process a
     job starts stays inside it: the zygote can kill them all with ``kill(-1)``, they cannot signal the zygote
     (the kernel ignores signals to a namespace's init from inside it), and when the zygote dies they all die.
-    This process then only waits for the zygote, says how it ended, and exits with it; so it does for a zygote
-    that opens a session (it runs student code: ``grader check`` says how an import ended the process).
+    This process then only waits for the zygote, says how it ended, and exits with it.
     """
     import sys
 
     config = _read_config_line()
     pidns, note = _enter_pid_namespace(config)
-    if pidns or config.get("session"):
+    if pidns:
         _wait_from_outside()
     from autograder.sandbox.zygote import main
 

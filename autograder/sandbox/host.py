@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from autograder.errors import IsolationError, WorkerDied
+from autograder.protocol import ENDED_FILE
 from autograder.sandbox.clock import JobClock, Watch, await_stack
-from autograder.sandbox.layout import job_payload, make_trial_dirs, prepare_dirs, protected_samples
+from autograder.sandbox.layout import job_payload, make_trial_dirs, prepare_dirs
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.results import JobResult, read_results, sanitize_job_dir
 from autograder.sandbox.spawned import READY_SECONDS, SpawnedZygote, start_method
@@ -28,6 +29,7 @@ from autograder.sandbox.startup import (  # noqa: F401 - kernel_capability and k
     MAX_ISOLATION_VARIABLE,
     default_protected,
     free_uid,
+    hiding,
     kernel_capability,
     known_capability,
     protect_this_process,
@@ -35,7 +37,6 @@ from autograder.sandbox.startup import (  # noqa: F401 - kernel_capability and k
     within,
 )
 from autograder.sandbox.tiers import TIERS, meets, tier_of
-from autograder.util.paths import PACKAGE_ROOT
 
 STARTUP_TIMEOUT = 120.0
 
@@ -102,26 +103,21 @@ class Zygote:
         protect_this_process()
         home = self.scratch / "home"
         home.mkdir(parents=True, exist_ok=True)
+        (home / ENDED_FILE).unlink(missing_ok=True)  # what the template said of this object's last zygote
         self._started_at = time.monotonic()
-        self._trial_root = make_trial_dirs()
-        protected = [PACKAGE_ROOT, *default_protected(), *self.protect]
-        if self.scratch.parent != Path(tempfile.gettempdir()):
-            protected.append(self.scratch.parent)
         spawn = start_method() == "spawn"
+        max_tier = "rlimits" if spawn else self.max_isolation  # no trial job without fork: the weakest tier
         capability = self.capability or known_capability()
         self.process = (SpawnedZygote(home, scrubbed_environment(str(home), "", capability)) if spawn
                         else self.template.fork_zygote(self, home, capability, self.warm_up))
         self.uid = free_uid()
         config = {
-            "max_tier": "rlimits" if spawn else self.max_isolation,  # no trial job without fork: the weakest tier
+            "max_tier": max_tier,
             "start_method": "spawn" if spawn else "fork",
             "preload": self.template.preload,
-            "protected": sorted({str(p.resolve()) for p in protected if p.exists()}),
-            "protected_samples": protected_samples(protected),
             "uid": self.uid,
             "gid": self.uid,
-            "trial_workdir": str(self._trial_root / "work"),
-            "trial_job_dir": str(self._trial_root / "out"),
+            **(self._hiding() if max_tier != "rlimits" else {}),
             **({"session": self.session} if self.session else {}),
         }
         self.heard, self.importing, self.ended, self.session_summary = [], "", None, None
@@ -130,6 +126,11 @@ class Zygote:
             self._stdin().flush()
         except OSError as exc:
             raise WorkerDied(f"the zygote did not start: {exc}") from None
+
+    def _hiding(self) -> dict[str, Any]:
+        """What the trial jobs and the tiers above ``rlimits`` need (see :func:`hiding`)."""
+        self._trial_root = make_trial_dirs()
+        return hiding(self.scratch, self.protect, self._trial_root)
 
     @property
     def marker(self) -> str:
@@ -379,8 +380,7 @@ class Zygote:
             try:
                 line = self.process.lines.wait_line(deadline)
             except EOFError:
-                if isinstance(self.process, SpawnedZygote):
-                    self.ended = self.ended or self.process.exit_status()
+                self.ended = self.ended or self.process.exit_status()
                 raise WorkerDied("the zygote exited") from None
             if line is None:
                 if allow_timeout:

@@ -22,9 +22,10 @@ import sysconfig
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from autograder.errors import WorkerDied
-from autograder.protocol import MARKER_VARIABLE
+from autograder.protocol import ENDED_FILE, MARKER_VARIABLE
 from autograder.sandbox.lines import PipeLines
 from autograder.sandbox.procfs import kill_group, kill_marked
 from autograder.util.paths import PACKAGE_ROOT
@@ -93,8 +94,9 @@ class ForkedZygote:
     """A zygote forked by the template: the part of ``subprocess.Popen`` the host uses (pid, pipes, poll, kill,
     wait), with the pid learnt from the template's answer when first needed."""
 
-    def __init__(self, template: ZygoteTemplate, stdin_fd: int, stdout_fd: int) -> None:
+    def __init__(self, template: ZygoteTemplate, stdin_fd: int, stdout_fd: int, home: Path) -> None:
         self.template = template
+        self.home = home
         self.stdin = os.fdopen(stdin_fd, "w", buffering=1)
         self.stdout = os.fdopen(stdout_fd, "rb", buffering=0)  # never read through: lines come from ``lines``
         self.lines = PipeLines(stdout_fd)
@@ -148,6 +150,20 @@ class ForkedZygote:
                 raise subprocess.TimeoutExpired("zygote", timeout or 0)
             time.sleep(0.01)
         return -1
+
+    def exit_status(self) -> dict[str, Any] | None:
+        """How the zygote's process ended, as its template wrote it in its home once it reaped it (a moment after
+        it ended); None if not known within a second."""
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            try:
+                ended = json.loads((self.home / ENDED_FILE).read_text())
+            except (OSError, ValueError):  # not written yet, or being written
+                ended = None
+            if isinstance(ended, dict):
+                return ended
+            time.sleep(0.02)
+        return None
 
     def release(self) -> None:
         """Close the pipes and the pidfd."""
@@ -244,7 +260,7 @@ class ZygoteTemplate:
             self._users.add(id(user))
             stdin_read, stdin_write = os.pipe()
             stdout_read, stdout_write = os.pipe()
-            forked = ForkedZygote(self, stdin_write, stdout_read)
+            forked = ForkedZygote(self, stdin_write, stdout_read, home)
             try:
                 for attempt in range(2):
                     request = {"environment": scrubbed_environment(str(home), self.marker, capability),

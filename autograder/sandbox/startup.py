@@ -6,9 +6,12 @@ from __future__ import annotations
 import os
 import secrets
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 from autograder.sandbox import linux
+from autograder.sandbox.layout import protected_samples
 from autograder.util.paths import PACKAGE_ROOT
 
 SANDBOX_UID_BASE = 60000
@@ -85,3 +88,16 @@ def protect_this_process() -> None:
         linux.prctl(linux.PR_SET_DUMPABLE, 0)
     except OSError:
         pass
+
+
+def hiding(scratch: Path, protect: list[Path], trial_root: Path) -> dict[str, Any]:
+    """A zygote's configuration for the trial jobs and the tiers above ``rlimits`` (which runs no trial and hides
+    nothing): the folders to hide (the grader's, the assignments, ``protect``, the folder holding the zygote's
+    scratch unless it is the temporary folder), a file in each (the trials check it is hidden), the trials' folders.
+    """
+    protected = [PACKAGE_ROOT, *default_protected(), *protect]
+    if scratch.parent != Path(tempfile.gettempdir()):
+        protected.append(scratch.parent)
+    return {"protected": sorted({str(p.resolve()) for p in protected if p.exists()}),
+            "protected_samples": protected_samples(protected),
+            "trial_workdir": str(trial_root / "work"), "trial_job_dir": str(trial_root / "out")}

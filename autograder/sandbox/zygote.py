@@ -273,6 +273,8 @@ def _kill_everything(plan: Plan) -> int:
 
 def _kill_descendants() -> int:
     """Kill and reap every process still parented to the zygote (orphans of a job); return how many."""
+    if not _has_children():
+        return 0  # the usual case, known without reading every process's /proc entry
     killed = 0
     for _ in range(50):
         children = children_of(os.getpid())
@@ -293,3 +295,12 @@ def _kill_descendants() -> int:
             if reaped == 0:
                 time.sleep(0.01)
     return killed
+
+
+def _has_children() -> bool:
+    """Whether this process has a child (running, or ended and not reaped): the job it waited for is reaped."""
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    return True
