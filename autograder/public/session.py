@@ -2,8 +2,8 @@
 tests collected once, then each job (a fork of it) runs one task's tests.
 
 The zygote's template calls :func:`preload` once (pytest and torch's first calls: every session of a ``--watch``
-or a kernel inherits them); a zygote whose configuration names this module calls :func:`open` before it serves
-jobs, and each of its jobs calls :func:`run`. What a session says goes to ``grader check`` as the zygote's
+or a kernel inherits them); a zygote whose configuration names this module calls :func:`open_session` before it
+serves jobs, and each of its jobs calls :func:`run`. What a session says goes to ``grader check`` as the zygote's
 start-up messages (``importing``/``imported`` per student module, then the collection in its ``ready``); what a
 job does, as the job's results (a ``start`` line and a result record per test). A student module that cannot be
 imported is replaced by a stand-in whose names raise one ImportError, so the error is reported once, for the
@@ -64,7 +64,7 @@ def _prepare_torch() -> None:
     torch.random.set_rng_state(state)
 
 
-def open(settings: dict[str, Any], say: Say, serve: Callable[[dict[str, Any]], Any]) -> None:  # noqa: A001
+def open_session(settings: dict[str, Any], say: Say, serve: Callable[[dict[str, Any]], Any]) -> None:
     """Import the student's modules, collect the public tests, and serve jobs from inside pytest's run.
 
     Args:

@@ -59,8 +59,9 @@ class Zygote:
         template: The template process to fork this zygote from, shared with other zygotes (default: its own);
             see :mod:`autograder.sandbox.template`.
         session: A session the zygote opens before it serves jobs, ``{"module": ..., "settings": {...}}``: the
-            module's ``open(settings, say, serve)`` (``grader check``'s imports the student's modules and collects
-            the public tests once); what it says arrives in :attr:`heard`, its summary in :attr:`session_summary`.
+            module's ``open_session(settings, say, serve)`` (``grader check``'s imports the student's modules and
+            collects the public tests once); what it says arrives in :attr:`heard`, its summary in
+            :attr:`session_summary`.
         same_kernels: Make its jobs use this process's CPU kernels (their random inputs then match the reference's
             drawn here); off where nothing is compared here (``grader check``), so this process needs no torch.
     """

@@ -280,7 +280,7 @@ def spare_main() -> None:
     if session:
         module = importlib.import_module(str(session["module"]))
         job_side.SESSION = module
-        module.open(session.get("settings") or {}, lambda message: None, serve)
+        module.open_session(session.get("settings") or {}, lambda message: None, serve)
     serve()
 
 

@@ -139,13 +139,13 @@ def _take_channel() -> tuple[int, int]:
 
 
 def _open_session(session: dict[str, Any], say: Any, serve: Any) -> None:
-    """Open the zygote's session: its module's ``open(settings, say, serve)`` calls ``serve(summary)`` once it is
-    ready, which serves jobs in it (each job then runs one of its requests: :data:`autograder.sandbox.job.SESSION`);
-    never returns."""
+    """Open the zygote's session: its module's ``open_session(settings, say, serve)`` calls ``serve(summary)`` once
+    it is ready, which serves jobs in it (each job then runs one of its requests:
+    :data:`autograder.sandbox.job.SESSION`); never returns."""
     module = importlib.import_module(str(session["module"]))
     job_side.SESSION = module
     set_oom_score_adj(JOB_OOM_SCORE_ADJ)  # it runs student code: the OOM killer's first choice, as a job is
-    module.open(session.get("settings") or {}, say, serve)
+    module.open_session(session.get("settings") or {}, say, serve)
     os._exit(0)  # a session that returned: its jobs are served, nothing of pytest's ending is worth waiting for
 
 
