@@ -111,7 +111,7 @@ def missing_name(error: str, package: str) -> dict[str, str] | None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_collection(session: pytest.Session) -> Any:
-    """A warm worker keeps the public tests' assertion-rewritten bytecode (never the student's) between sessions."""
+    """A kept runtime keeps the public tests' assertion-rewritten bytecode (never the student's) between sessions."""
     cache = Settings.config.get("pycache")
     if not cache:
         yield
