@@ -1,4 +1,4 @@
-"""Benchmark the student's loop on a warm worker: a re-check in the terminal (``--watch``) and in a notebook's kernel.
+"""Benchmark the student's loop on a kept runtime: a re-check in the terminal (``--watch``) and in a notebook's kernel.
 
 Run from the repository root::
 
@@ -9,11 +9,11 @@ Run from the repository root::
   Printed: the re-check (from the ``saved: re-running`` line to the ``Next:`` line, as the student sees them)
   and save-to-result (the file polling included);
 * notebook: a real Jupyter kernel runs the reference's module as a cell, then ``check_notebook(ASSIGNMENT,
-  task=TASK)`` ``--repeat`` + 1 times, each timed inside the kernel: the first call starts the kernel's worker,
+  task=TASK)`` ``--repeat`` + 1 times, each timed inside the kernel: the first call starts the kernel's runtime,
   the others reuse it.
 
 Beside each re-check's wall time, its CPU seconds: those of the ``--watch`` process's (or the kernel's) whole
-process tree across the re-check (/proc, the sessions the worker reaped included), which a shared machine's load
+process tree across the re-check (/proc, the sessions and jobs reaped included), which a shared machine's load
 does not inflate the way it inflates wall time.
 
 Each figure is printed beside its target (a re-check of a task without training: <= 0.3 s) and the load average;
@@ -71,8 +71,9 @@ def toggled(source: str) -> str:
 def tree_cpu(pid: int) -> float:
     """CPU seconds of a process tree: the process, the children it reaped and its live children (Linux /proc).
 
-    A session the worker reaped counts in the worker's, so the difference across a re-check is that re-check's
-    CPU time wherever it ran, whatever else the machine was doing: the load-robust figure beside the wall time.
+    A session zygote the template reaped counts in the template's (and its jobs in it), so the difference across a
+    re-check is that re-check's CPU time wherever it ran, whatever else the machine was doing: the load-robust
+    figure beside the wall time.
     """
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -228,13 +229,13 @@ def bench_notebook(assignment: Assignment, task: str, repeat: int) -> list[str]:
             seconds.append(float(found.group(1)))
     finally:
         kernel.close()
-    print(f"notebook (check_notebook in a kernel), {task}: first {seconds[0]:.3f} s (starts the worker), then "
+    print(f"notebook (check_notebook in a kernel), {task}: first {seconds[0]:.3f} s (starts the runtime), then "
           f"{', '.join(f'{s:.3f}' for s in seconds[1:])} s; CPU {', '.join(f'{s:.2f}' for s in cpus[1:])} s")
     return [figure(f"notebook re-check of {task} (median of {repeat})", median(seconds[1:]), " s", TARGET_SECONDS,
                    max(loads[1:])),
             figure("notebook re-check, CPU seconds of the kernel's process tree (load-robust; wall >= CPU)",
                    median(cpus[1:]), " s", None, max(loads[1:])),
-            figure("notebook first check (starts the kernel's worker)", seconds[0], " s", None, loads[0])]
+            figure("notebook first check (starts the kernel's runtime)", seconds[0], " s", None, loads[0])]
 
 
 def main() -> None:

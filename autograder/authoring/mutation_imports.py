@@ -1,24 +1,17 @@
-"""Every mistake and variant imported in a child process, each that does not import named (verify, audit)."""
+"""Every mistake and variant imported in a sandboxed job, and each that does not import named (verify, audit)."""
 
 from __future__ import annotations
 
-import json
-import os
-import pickle
-import subprocess
-import sys
+import shutil
 import tempfile
-import time
 from pathlib import Path
 
-from autograder.errors import AssignmentError, GraderError
-from autograder.sandbox.lines import PipeLines
-from autograder.spec.mutation import Edited, Mutation, load_mutation, unimportable, write_mutated
-from autograder.util.paths import PACKAGE_ROOT
+from autograder.errors import GraderError, WorkerDied
+from autograder.sandbox.host import JobResult, Limits, Zygote, new_scratch
+from autograder.spec.mutation import Edited, Mutation, unimportable, write_mutated
 
-FIRST_SECONDS = 120.0  # the child's start and its first import, which imports what the reference imports (torch)
-EACH_SECONDS = 30.0  # every later import: the reference's own modules only
-READY = b"ready"
+EACH_SECONDS = 30.0  # each package's import: torch and what the reference imports are the zygote's already
+OUTPUT_BYTES = 4096  # of what the mutated modules printed (never shown)
 
 
 def import_problems(reference: Path, modules: tuple[str, ...], edited: list[Edited]) -> list[str]:
@@ -31,9 +24,9 @@ def import_answers(reference: Path, modules: tuple[str, ...], edited: list[Edite
     (:func:`autograder.spec.mutation.load_mutation`, what the judge runs on a mistake), hangs while importing or
     ends the process that imports it; '' for one that imports (``grader verify`` and ``grader audit`` ask).
 
-    Importing runs the mutation's code: the instructor's, trusted, but in a child process all the same, so that a
-    mutation's module-level code changes nothing here. One child imports them all, in order; one that hangs or
-    ends it is named, and a new child imports the rest.
+    Importing runs the mutation's code: the instructor's, trusted, but in a sandboxed job all the same, so that a
+    mutation's module-level code changes nothing here. One job imports them all, in order, each with its own wall
+    clock; one that hangs or ends it is named, and a new job imports the rest.
 
     Args:
         reference: The reference package folder.
@@ -42,93 +35,79 @@ def import_answers(reference: Path, modules: tuple[str, ...], edited: list[Edite
             leave Python).
 
     Raises:
-        GraderError: If the child process cannot start.
+        GraderError: If the sandbox's zygote cannot start.
     """
+    if not edited:
+        return []
     said: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="grader-verify-imports-") as tmp:
-        pending = [(write_mutated(reference, texts, Path(tmp) / "packages" / str(index)), mutation)
+    scratch = new_scratch(prefix="grader-verify-imports-")
+    zygote = Zygote(scratch / "zygote", warm_up=False)
+    try:
+        _start(zygote)
+        work = Path(tempfile.mkdtemp(prefix="packages-", dir=scratch))
+        pending = [(write_mutated(reference, texts, work / str(index) / reference.name), mutation)
                    for index, (mutation, texts) in enumerate(edited)]
         while pending:
-            answers, stopped = _import_in_child(pending, modules, Path(tmp))
-            said += answers
+            answers, stopped = _import_in_job(zygote, pending, modules, work)
+            said += [unimportable(mutation, detail) if detail else ""
+                     for (_, mutation), detail in zip(pending, answers)]
             pending = pending[len(answers):]
-            if pending:  # the child stopped at this one: it hung or ended the process
+            if pending:  # the job stopped at this one: it hung or ended the process
                 said.append(unimportable(pending[0][1], stopped))
                 pending = pending[1:]
+    finally:
+        zygote.close()
+        shutil.rmtree(scratch, ignore_errors=True)
     return said
 
 
-def _import_in_child(packages: list[tuple[Path, Mutation]], modules: tuple[str, ...],
-                     tmp: Path) -> tuple[list[str], str]:
-    """What a child process answers for each package in order (its line, '' when it imports), and, when it stopped
-    before the last, why, to be said of the first unanswered one."""
-    log = tmp / "child.log"
-    with log.open("wb") as errors:
-        process = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=errors, cwd=tmp, env=_environment())
-    assert process.stdin is not None and process.stdout is not None
+def _start(zygote: Zygote) -> None:
+    """Start the zygote and wait for its start-up (torch's import), off every import's clock."""
     try:
-        try:
-            process.stdin.write(pickle.dumps((modules, [(str(folder), mutation) for folder, mutation in packages])))
-            process.stdin.close()
-        except BrokenPipeError:
-            pass  # it ended at once: said below
-        lines = PipeLines(process.stdout.fileno())
-        if _next_line(lines, FIRST_SECONDS) != READY:
-            tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-            raise GraderError(f"the process that imports each mistake and variant did not start"
-                              f"{': ' + tail[-1] if tail else ''}")
-        answers: list[str] = []
-        for index in range(len(packages)):
-            seconds = FIRST_SECONDS if index == 0 else EACH_SECONDS
-            line = _next_line(lines, seconds)
-            if line is None:
-                return answers, f"importing it did not finish within {seconds:g} s"
-            if not line:
-                code = process.wait()
-                how = f"signal {-code}" if code < 0 else f"exit code {code}"
-                return answers, f"importing it ended the process ({how})"
-            answers.append(json.loads(line))
-        return answers, ""
+        zygote.start()
+        zygote.isolation
+    except WorkerDied as exc:
+        raise GraderError(f"the process that imports each mistake and variant did not start: {exc}") from None
+
+
+def _import_in_job(zygote: Zygote, packages: list[tuple[Path, Mutation]], modules: tuple[str, ...],
+                   work: Path) -> tuple[list[str], str]:
+    """What a job answers for each package in order (its detail, '' when it imports), and, when it stopped before
+    the last, why, to be said of the first unanswered one."""
+    job_dir = Path(tempfile.mkdtemp(prefix="job-", dir=work.parent))
+    entries = [{"folder": str(folder.relative_to(work)), "name": f"_verify_mutation_{index}", "modules": list(modules)}
+               for index, (folder, _) in enumerate(packages)]  # relative: the job runs in (its view of) ``work``
+    job = {"package": "", "workdir": str(work), "import_packages": entries}
+    limits = Limits(wall_seconds=EACH_SECONDS, cpu_seconds=int(EACH_SECONDS * 2 * len(entries)) + 5,
+                    steps=len(entries))
+    try:
+        result = zygote.run(job, limits, job_dir, OUTPUT_BYTES)
+    except WorkerDied as exc:
+        zygote.start()
+        result = JobResult(exit={"code": None, "signal": None, "worker_died": str(exc)})
     finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait()
-        process.stdout.close()
+        shutil.rmtree(job_dir, ignore_errors=True)
+    answers = _answers(result, len(entries))
+    return answers, "" if len(answers) == len(entries) else _stopped(result)
 
 
-def _next_line(lines: PipeLines, seconds: float) -> bytes | None:
-    """The child's next line; b"" if it ended first, None if none came within ``seconds``."""
-    try:
-        return lines.wait_line(time.monotonic() + seconds)
-    except EOFError:
-        return b""
+def _answers(result: JobResult, count: int) -> list[str]:
+    """The job's answers, in order, up to the first it did not give (its records are untrusted plain data)."""
+    given = {r["package"]: r.get("detail") for r in result.records if isinstance(r.get("package"), int)}
+    answers = []
+    for index in range(count):
+        if index not in given:
+            break
+        answers.append(str(given[index] or ""))
+    return answers
 
 
-def _environment() -> dict[str, str]:
-    """This process's environment, with this grader first on the child's path (the one verify runs)."""
-    path = os.environ.get("PYTHONPATH", "")
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(PACKAGE_ROOT), path])),
-                PYTHONDONTWRITEBYTECODE="1")
-
-
-def _child() -> None:
-    """Read ``(modules, [(folder, mutation), ...])`` from stdin; import each, answering one JSON line per package
-    (its :func:`load_mutation` line, '' when it imports) on stdout, which what the packages print never reaches."""
-    answers = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # print() in a mutated module goes to the log, not among the answers
-    modules, packages = pickle.load(sys.stdin.buffer)
-    answers.write(READY + b"\n")
-    answers.flush()
-    for index, (folder, mutation) in enumerate(packages):
-        try:
-            load_mutation(Path(folder), mutation, f"_verify_mutation_{index}", modules)
-            answer = ""
-        except AssignmentError as exc:
-            answer = str(exc)
-        answers.write(json.dumps(answer).encode() + b"\n")
-        answers.flush()
-
-
-if __name__ == "__main__":
-    _child()
+def _stopped(result: JobResult) -> str:
+    """Why a job stopped before its last package, said of the package it was importing."""
+    if result.timed_out:
+        return f"importing it did not finish within {EACH_SECONDS:g} s"
+    ended = result.exit or {}
+    if ended.get("worker_died"):
+        return f"importing it stopped the sandbox ({ended['worker_died']})"
+    how = f"signal {ended['signal']}" if ended.get("signal") else f"exit code {ended.get('code')}"
+    return f"importing it ended the process ({how})"

@@ -27,11 +27,12 @@ TEMPLATES = PACKAGE_DIR / "templates"
 MIN_LEAK_LINE = 16
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _PLACEHOLDER = re.compile(r"@@[A-Z_]+@@")
-_CHECK_ENTRY_POINTS = ("autograder.cli", "autograder.cli.check", "autograder.public.worker",
-                       "autograder.public.plugin", "autograder.public.notebook")
-# `grader show` runs the student's code in the grader's sandbox, whose template module a fresh interpreter imports
-# by name (the parent never does; the template imports the zygote and boot modules).
-_SHOW_ENTRY_POINTS = ("autograder.cli.show", "autograder.show", "autograder.sandbox.template")
+# `grader check` and `grader show` run the student's code in the grader's sandbox, whose template module a fresh
+# interpreter imports by name (the parent never does; the template imports the zygote and boot modules), and a
+# check's zygote its session module (named in its configuration).
+_CHECK_ENTRY_POINTS = ("autograder.cli", "autograder.cli.check", "autograder.public.session",
+                       "autograder.public.plugin", "autograder.public.notebook", "autograder.sandbox.template")
+_SHOW_ENTRY_POINTS = ("autograder.cli.show", "autograder.show")
 _STUDENT_CLI = ("__init__", "__main__", "base", "check", "show")  # of autograder/cli/: what `grader --help` lists
 _SHOW_TEMPLATES = "templates/html/show"  # of autograder/: the page and the notebook view `grader show` renders
 

@@ -13,7 +13,7 @@ from autograder.spec.assignment import Assignment
 
 if TYPE_CHECKING:
     from autograder.public.outcome import CheckOutcome
-    from autograder.public.warm import WarmWorker
+    from autograder.sandbox.runtime import Runtime
 
 
 @click.command()
@@ -34,26 +34,25 @@ def check(assignment: str, path: Path | None, tasks: tuple[str, ...], verbose: b
     """Run the public tests on your work (default: this folder, its package folder or a .ipynb notebook in it; or a
     package, a folder or repository holding it, a zip or a notebook, found as grading finds it) and check the quiz
     answers' format."""
-    from autograder.public.runner import select_tasks
-    from autograder.public.warm import WarmWorker
+    from autograder.public.runner import check_runtime, select_tasks
 
     spec = assignment_named(assignment)
     selected = select_tasks(spec, tasks)
-    worker = WarmWorker()
-    if selected != []:  # started first: its imports (torch's take seconds) overlap all this process does until then
-        worker.start()
+    # started first: its imports (torch's take seconds) overlap all this process does until then
+    runtime = check_runtime() if selected != [] else None
     try:
-        outcome = _check(spec, path, selected, tasks, verbose, watch, show_extracted, worker)
+        outcome = _check(spec, path, selected, tasks, verbose, watch, show_extracted, runtime)
     finally:
-        worker.close()
+        if runtime is not None:
+            runtime.close()
     if outcome is not None:
-        exit_without_teardown()  # everything is written and removed, the worker stopped
+        exit_without_teardown()  # everything is written and removed, the runtime stopped
         sys.exit(0 if outcome.ok else 1)
 
 
 def _check(spec: Assignment, path: Path | None, selected: list[str] | None, tasks: tuple[str, ...], verbose: bool,
-           watch: bool, show_extracted: Path | None, worker: WarmWorker) -> CheckOutcome | None:
-    """The check on ``worker``, printed; its outcome (None after ``--watch``, stopped with Ctrl-C)."""
+           watch: bool, show_extracted: Path | None, runtime: Runtime | None) -> CheckOutcome | None:
+    """The check on ``runtime``, printed; its outcome (None after ``--watch``, stopped with Ctrl-C)."""
     from autograder.public.invocation import Invocation
     from autograder.public.notebook import checked_work
     from autograder.public.render import rewritable
@@ -74,12 +73,12 @@ def _check(spec: Assignment, path: Path | None, selected: list[str] | None, task
         write(f"note: {note}\n")
     if watch:
         watch_and_check(spec, path, selected, write, verbose=verbose, show_extracted=show_extracted,
-                        typed_tasks=tasks, worker=worker, live=live)
+                        typed_tasks=tasks, runtime=runtime, live=live)
         return None
     with checked_work(spec, path, show_extracted) as prepared:  # what grading would take, said as grade says it
         invocation = Invocation.of(spec, None if path is None else str(path), notebook=is_notebook(prepared.source),
                                    tasks=tasks, verbose=verbose)
-        outcome = check_and_print(spec, prepared, selected, write, verbose=verbose, worker=worker,
+        outcome = check_and_print(spec, prepared, selected, write, verbose=verbose, runtime=runtime,
                                   invocation=invocation, live=live)
     if show_extracted is not None and is_notebook(prepared.source):
         click.echo(f"extracted package written to {show_extracted}")

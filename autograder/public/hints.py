@@ -72,8 +72,8 @@ def hung_upstream(assignment: Assignment, outcome: CheckOutcome, task_id: str) -
     check, in its latest result: :attr:`CheckOutcome.latest`): a test of theirs did not finish in time, and none of
     the tasks they use hung.
 
-    A task that uses one of them is not reported on its own (the worker stops its tests as soon as the hang is
-    seen, ``forks.run_tasks``): its tests would wait out the same loop, and how many of them ran before the hang
+    A task that uses one of them is not reported on its own (its tests are stopped as soon as the hang is
+    seen, ``lanes.Lanes``): its tests would wait out the same loop, and how many of them ran before the hang
     was seen is a matter of timing. Decided from the tasks it uses alone, its line is the same on every run.
     """
     timed_out = {result.task for result in outcome.latest if result.count("timeout")}

@@ -10,15 +10,17 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autograder.errors import NotebookError
-from autograder.public.warm import WarmWorker
 from autograder.spec.assignment import Assignment
 from autograder.submission.intake import prepare_extraction, prepare_submission
 from autograder.submission.notebook.extract import Extraction, extract, write_package
 from autograder.submission.notebook.read import Cell, is_notebook, read_notebook
 from autograder.submission.package import PreparedSubmission
+
+if TYPE_CHECKING:
+    from autograder.sandbox.runtime import Runtime
 
 KERNEL_WORK = Path("this notebook")  # how the cells a kernel ran are named: they have no file
 
@@ -120,7 +122,7 @@ def prepare_kernel_work(extraction: Extraction, assignment: Assignment, scratch:
     return prepare_extraction(extraction, assignment, scratch, KERNEL_WORK, str(KERNEL_WORK), KERNEL_WORK)
 
 
-_kernel_worker: WarmWorker | None = None  # the warm worker every check_notebook() of this kernel reuses
+_kernel_runtime: Runtime | None = None  # the runtime every check_notebook() of this kernel reuses
 _reminded = False  # whether a check of this kernel has said that hidden tests grade the work too
 
 
@@ -134,13 +136,15 @@ def reminds(task: str | None) -> bool:
     return said
 
 
-def kernel_worker() -> WarmWorker:
-    """This kernel's warm worker, started by the first check; it ends with the kernel."""
-    global _kernel_worker
-    if _kernel_worker is None:
-        _kernel_worker = WarmWorker()
-        atexit.register(_kernel_worker.close)
-    return _kernel_worker
+def kernel_runtime() -> Runtime:
+    """This kernel's runtime for checks (a warm template), started by the first check; it ends with the kernel."""
+    from autograder.public.runner import check_runtime
+
+    global _kernel_runtime
+    if _kernel_runtime is None:
+        _kernel_runtime = check_runtime()
+        atexit.register(_kernel_runtime.close)
+    return _kernel_runtime
 
 
 def check_notebook(assignment: str, task: str | None = None, path: str | Path | None = None,
@@ -180,7 +184,7 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
             print("".join(f"note: {note}\n" for note in prepared.reading), end="")
             printer.header(CheckOutcome(package=prepared.shown))
             return run_public_tests(spec, prepared.package_dir, selected=selected, listener=printer,
-                                    shown=prepared.shown, refused=prepared.refused, worker=kernel_worker(),
+                                    shown=prepared.shown, refused=prepared.refused, runtime=kernel_runtime(),
                                     cell_map=prepared.cell_map)
     extraction = notebook_extraction(spec)  # prints what reading the cells found
     printer.header(CheckOutcome(package=KERNEL_WORK))
@@ -189,5 +193,5 @@ def check_notebook(assignment: str, task: str | None = None, path: str | Path | 
         if show_extracted is not None:
             write_package(extraction, Path(show_extracted))
         outcome = run_public_tests(spec, prepared.package_dir, selected=selected, listener=printer, shown=KERNEL_WORK,
-                                   refused=prepared.refused, worker=kernel_worker(), cell_map=prepared.cell_map)
+                                   refused=prepared.refused, runtime=kernel_runtime(), cell_map=prepared.cell_map)
     return outcome

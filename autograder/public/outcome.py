@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.public.forks import NOT_RUN
 from autograder.submission.notebook.places import CellMap, place
 from autograder.submission.package import missing_name_message
 from autograder.util.paths import display_path
 
 FAILING = ("failed", "timeout", "crashed")  # statuses that fail a test
+NOT_RUN = "not_run"  # the status of a test not run (or stopped) because a task its task uses hung
 
 
 @dataclass

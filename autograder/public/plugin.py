@@ -1,13 +1,15 @@
-"""The pytest plugin of ``grader check``'s worker: maps tests to tasks, runs each task in a fork, reports as JSON.
+"""The pytest plugin of ``grader check``'s session: maps tests to tasks, collects them once, runs one job's tests.
 
 Each public test names its task with ``@pytest.mark.task("id")``; ``@pytest.mark.time_limit(seconds)`` gives
 it a wall clock other than its task's (``public_timeout`` in assignment.toml, per task or for the assignment).
+The session (:mod:`autograder.public.session`) runs pytest in its zygote up to the collection; there, instead of
+running the tests, the plugin hands the zygote a summary of what was collected and lets it serve jobs, each of
+which runs the tests of one task (:func:`run_item`) in a fork of that collected session.
 """
 
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import re
 import sys
@@ -17,13 +19,10 @@ from typing import Any, Callable
 
 import pytest
 
-RESULTS_ENV = "GRADER_PUBLIC_RESULTS"
 from autograder.public.condense import (
     Unequal,
     condense,
     shorten,
-    stack_frames,
-    stopped_in,
     student_frames,
     student_function,
 )
@@ -39,13 +38,14 @@ _CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
 
 
 class Settings:
-    """What the worker tells the plugin: the run's settings and where to send events."""
+    """What the session tells the plugin (its settings, the modules standing in for broken ones, where the
+    collection goes), and what the collection found."""
 
     config: dict[str, Any] = {}
-    send: Callable[[dict[str, Any]], None] = staticmethod(lambda event: None)
     broken: dict[str, str] = {}  # student module -> the text of the ImportError its stand-in raises
-    channel_fd: int = -1
-    end: Callable[[], None] = staticmethod(lambda: None)  # the worker's session ends here, without pytest's ending
+    serve: Callable[[dict[str, Any]], None] = staticmethod(lambda summary: None)  # the zygote serves jobs here
+    collect_errors: list[dict[str, Any]] = []
+    items: dict[str, pytest.Item] = {}  # the collected tests of the selected tasks, by node id
 
 
 _records: list[dict[str, Any]] = []
@@ -89,9 +89,9 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
     blocked_by = [module for module, message in Settings.broken.items() if message in text]
     lines = [line for line in text.splitlines() if line.strip()]
     error = next((line[1:].strip() for line in reversed(lines) if line.startswith("E ")), lines[-1] if lines else "")
-    Settings.send({"event": "collect_error", "file": path.name, "tasks": tasks or ["untagged"],
-                   "blocked_by": blocked_by[:1], "message": shorten(error, 300), "detail": text[:DETAIL_CHARS],
-                   "missing": missing_name(error, str(Settings.config.get("package", "")))})
+    Settings.collect_errors.append({"file": path.name, "tasks": tasks or ["untagged"], "blocked_by": blocked_by[:1],
+                                    "message": shorten(error, 300), "detail": text[:DETAIL_CHARS],
+                                    "missing": missing_name(error, str(Settings.config.get("package", "")))})
 
 
 def missing_name(error: str, package: str) -> dict[str, str] | None:
@@ -111,7 +111,7 @@ def missing_name(error: str, package: str) -> dict[str, str] | None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_collection(session: pytest.Session) -> Any:
-    """A warm worker keeps the public tests' assertion-rewritten bytecode (never the student's) between sessions."""
+    """A kept runtime keeps the public tests' assertion-rewritten bytecode (never the student's) between sessions."""
     cache = Settings.config.get("pycache")
     if not cache:
         yield
@@ -126,45 +126,29 @@ def pytest_collection(session: pytest.Session) -> Any:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> bool:
-    """Run the collected tests of the selected tasks, one fork per task, in the manifest's task order; not those of
-    a task whose upstream task hung (``forks.held_back``)."""
-    from autograder.public.forks import run_tasks
+    """Hand the zygote what was collected (the selected tasks' tests with their wall clocks, the test files that
+    could not be imported, a test that names no task) and let it serve jobs, which run them; never returns."""
+    Settings.serve(collected(session.items, Settings.config))
+    return True
 
-    config = Settings.config
+
+def collected(items: list[pytest.Item], config: dict[str, Any]) -> dict[str, Any]:
+    """The summary of a collection: ``tests`` (task -> its tests' ``test``, ``nodeid`` and ``limit``, for the
+    selected tasks not ``skip`` ped), ``collect_errors`` and ``results`` (the failed result of each test whose task
+    marker names no task of the assignment, whatever the selection: a test the public tests' author lost must not
+    vanish). Keeps the items for the jobs (:attr:`Settings.items`)."""
     order = config.get("task_order", [])
     selected = config.get("selected")
-    skip = set(config.get("skip", []))
-    groups: dict[str, list[pytest.Item]] = {}
-    unknown: list[pytest.Item] = []
-    for item in session.items:
+    tests: dict[str, list[dict[str, Any]]] = {}
+    results = []
+    for item in items:
         task = task_of(item)
-        if item.nodeid in skip:
-            continue
         if task not in order and task != "untagged":
-            unknown.append(item)
+            results.append(unknown_task_result(item, order))
         elif selected is None or task in selected:
-            groups.setdefault(task, []).append(item)
-    Settings.send({"event": "collected", "tests": {t: [i.name for i in items] for t, items in groups.items()}})
-    for item in unknown:  # whatever the selection: a test the public tests' author lost must not vanish
-        Settings.send(unknown_task_result(item, order))
-    ordered = sorted(groups.items(), key=lambda pair: order.index(pair[0]) if pair[0] in order else len(order))
-    upstream, hung = config.get("upstream", {}), set(config.get("hung", []))
-    if hasattr(os, "fork") and config.get("fork", True):
-        # The task allowed the most time (training) starts first, so it does not finish last, alone on one CPU;
-        # grader check still prints the tasks in the README's order.
-        slow_first = sorted(ordered, key=lambda pair: -max(time_limit(item) for item in pair[1]))
-        gc.freeze()  # the student's modules and the collected tests: no fork's garbage collector scans them either
-        package_dir, cell_map = Path(config.get("package_dir", ".")), CellMap.from_data(config.get("cell_map"))
-        run_tasks(slow_first, int(config.get("jobs", 1)), time_limit, _run_item, Settings.send,
-                  close_in_child=(Settings.channel_fd,) if Settings.channel_fd >= 0 else (),
-                  stopped_at=lambda stack: {"summary": stopped_in(stack, package_dir, cell_map),
-                                            "frames": stack_frames(stack, package_dir)},
-                  upstream=upstream, hung=hung)
-    else:
-        _run_in_process(ordered, upstream, hung)
-    Settings.send({"event": "done"})  # grader check need not wait for pytest's own ending
-    Settings.end()
-    return True
+            Settings.items[item.nodeid] = item
+            tests.setdefault(task, []).append({"test": item.name, "nodeid": item.nodeid, "limit": time_limit(item)})
+    return {"tests": tests, "collect_errors": Settings.collect_errors, "results": results}
 
 
 def unknown_task_result(item: pytest.Item, order: list[str]) -> dict[str, Any]:
@@ -174,32 +158,13 @@ def unknown_task_result(item: pytest.Item, order: list[str]) -> dict[str, Any]:
     where = f"{Path(item.location[0]).name}:{item.location[1] + 1}"  # the test's first line (a decorator's)
     close = nearest(task, order)
     fix = f"did you mean {close}? " if close else ""
-    return {"event": "result", "task": task, "test": item.name, "nodeid": item.nodeid, "status": "failed",
+    return {"task": task, "test": item.name, "nodeid": item.nodeid, "status": "failed",
             "summary": [f"{where}: @pytest.mark.task({task!r}) names no task of the assignment — {fix}"
                         f"(tasks: {', '.join(order)}); the test did not run: the public tests need fixing, "
                         f"not your code"]}
 
 
-def _run_in_process(groups: list[tuple[str, list[pytest.Item]]], upstream: dict[str, list[str]],
-                    hung: set[str]) -> None:
-    """Without fork (Windows): run here; ``grader check`` enforces the wall clock by restarting the worker, and
-    tells the next session which tasks hung (``hung``: the tasks that use them are not run)."""
-    from autograder.public.forks import held_back, send_not_run
-
-    for task, items in groups:
-        held = held_back(task, upstream, hung)
-        if held:
-            send_not_run(task, items, held, Settings.send)
-            continue
-        for index, item in enumerate(items):
-            Settings.send({"event": "start", "task": task, "test": item.name, "nodeid": item.nodeid,
-                           "limit": time_limit(item)})
-            Settings.send(dict(_run_item(item, items[index + 1] if index + 1 < len(items) else None),
-                               event="result"))
-        Settings.send({"event": "task_done", "task": task})
-
-
-def _run_item(item: pytest.Item, nextitem: pytest.Item | None) -> dict[str, Any]:
+def run_item(item: pytest.Item, nextitem: pytest.Item | None) -> dict[str, Any]:
     """Run one test with pytest's own protocol and return its result record."""
     from _pytest.runner import runtestprotocol
 

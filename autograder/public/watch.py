@@ -3,7 +3,8 @@
 The student's files are polled (their modification times and sizes; no file-system events library) and, when one
 changed, its functions are compared by the digest of their syntax tree, so a comment or a blank line re-runs
 nothing. A change outside every task's functions (a helper, an import, a constant) re-runs every task. One warm
-worker (autograder.public.warm) answers every re-run.
+runtime (autograder.public.runner.check_runtime: a template that imported torch and pytest once) answers every
+re-run.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from autograder.public.invocation import Invocation
 from autograder.public.notebook import checked_work
 from autograder.public.outcome import CheckOutcome, PublicTaskResult
 from autograder.public.render import Printer
-from autograder.public.runner import run_public_tests
-from autograder.public.warm import WarmWorker
+from autograder.public.runner import check_runtime, run_public_tests
+from autograder.sandbox.runtime import Runtime
 from autograder.spec.assignment import Assignment
 from autograder.submission.intake import default_work
 from autograder.submission.notebook.read import is_notebook
@@ -126,7 +127,7 @@ def saves(files: list[Path], stamps: dict[Path, tuple[int, int]], poll: float = 
 
 
 def check_and_print(assignment: Assignment, prepared: PreparedSubmission, selected: list[str] | None,
-                    write: Write, verbose: bool = False, worker: WarmWorker | None = None,
+                    write: Write, verbose: bool = False, runtime: Runtime | None = None,
                     invocation: Invocation | None = None,
                     earlier: dict[str, PublicTaskResult] | None = None, said: Collection[str] = (),
                     remind: bool = True, live: bool = False) -> CheckOutcome:
@@ -140,14 +141,14 @@ def check_and_print(assignment: Assignment, prepared: PreparedSubmission, select
     printer = Printer(assignment, write, verbose=verbose, invocation=invocation, remind=remind, live=live)
     printer.header(CheckOutcome(package=prepared.shown), quiz_only=selected == [] or None)
     return run_public_tests(assignment, prepared.package_dir, selected=selected, listener=printer,
-                            shown=prepared.shown, refused=prepared.refused, worker=worker, cell_map=prepared.cell_map,
+                            shown=prepared.shown, refused=prepared.refused, runtime=runtime, cell_map=prepared.cell_map,
                             earlier=earlier)
 
 
 def watch_and_check(assignment: Assignment, path: Path | None, selected: list[str] | None, write: Write,
           verbose: bool = False, show_extracted: Path | None = None, poll: float = POLL_SECONDS,
-          typed_tasks: tuple[str, ...] = (), worker: WarmWorker | None = None, live: bool = False) -> None:
-    """Check once, then re-check what each save changed, on one warm worker, until Ctrl-C.
+          typed_tasks: tuple[str, ...] = (), runtime: Runtime | None = None, live: bool = False) -> None:
+    """Check once, then re-check what each save changed, on one runtime, until Ctrl-C.
 
     Args:
         assignment: The assignment.
@@ -158,10 +159,10 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
         show_extracted: For a notebook: the folder the extracted package is written into, on each save.
         poll: Seconds between two looks at the files.
         typed_tasks: The tasks as typed (``--task``), for the suggested next commands.
-        worker: The warm worker to check on (default: a new one); closed when the watch ends.
+        runtime: The runtime to check on (default: a new one); closed when the watch ends.
         live: ``write`` goes to a terminal (see Printer).
     """
-    worker = worker or WarmWorker()
+    runtime = runtime or check_runtime()
     try:
         given = default_work(path)
         with checked_work(assignment, path, show_extracted) as prepared:
@@ -171,7 +172,7 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
             invocation = Invocation.of(assignment, None if path is None else str(path),
                                        notebook=is_notebook(prepared.source), tasks=typed_tasks,
                                        verbose=verbose, watch=True)
-            outcome = check_and_print(assignment, prepared, selected, write, verbose, worker, invocation, live=live)
+            outcome = check_and_print(assignment, prepared, selected, write, verbose, runtime, invocation, live=live)
             said = prepared.notes()  # each said once per session, and again only when it changes
         known = {result.task: result for result in outcome.tasks}  # each task's latest result
         write(f"\nwatching {describe_watched(files)} for saves (Ctrl-C to stop)\n")
@@ -186,11 +187,11 @@ def watch_and_check(assignment: Assignment, path: Path | None, selected: list[st
                     write(f"\n{saved} saved: no checked function changed\n")
                     continue
                 write(f"\n{saved} saved: re-running {', '.join(tasks) or 'the quiz format check'}\n")
-                outcome = check_and_print(assignment, prepared, tasks, write, verbose, worker, invocation, known,
+                outcome = check_and_print(assignment, prepared, tasks, write, verbose, runtime, invocation, known,
                                           said=said, remind=False, live=live)
                 said = prepared.notes()
                 known.update({result.task: result for result in outcome.tasks})
     except KeyboardInterrupt:
         write("\nstopped watching\n")
     finally:
-        worker.close()
+        runtime.close()

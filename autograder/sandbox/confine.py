@@ -9,7 +9,6 @@ import importlib.util
 import io
 import json
 import os
-import resource
 import signal
 import socket
 import sys
@@ -24,6 +23,11 @@ from autograder.sandbox.linux import prctl_quietly
 from autograder.sandbox.plan import Plan
 from autograder.sandbox.procfs import threads_of_user
 from autograder.util.paths import CHECKOUT, PACKAGE_DIR
+
+try:
+    import resource
+except ImportError:  # Windows: no resource limits (the runtime without fork says so: tier none)
+    resource = None  # type: ignore[assignment]
 
 PRIVATE_PLACES = ("/tmp", "/var/tmp", "/dev/shm", "/root", "/home", "/run", "/srv")
 
@@ -93,14 +97,14 @@ def read_payload(job: dict[str, Any]) -> dict[str, Any]:
 
 def open_outputs(job_dir: str, checks: int) -> dict[str, Any]:
     """Open the job's output files now, so the sandboxed job needs no access to the job folder."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
     def create(name: str) -> int:
         fd = os.open(os.path.join(job_dir, name), flags, 0o600)
         os.set_inheritable(fd, False)
         return fd
 
-    return {"output": create("output.txt"), "results": create("results.jsonl"),
+    return {"output": create("output.txt"), "results": create("results.jsonl"), "stack": create("stack.txt"),
             "tensors": {index: create(f"check_{index}.safetensors") for index in range(checks)}}
 
 
@@ -134,13 +138,14 @@ def enter_sandbox(job: dict[str, Any], plan: Plan, limits: dict[str, int]) -> st
         if "uid" in plan.features:
             os.chown(tmp, plan.uid, plan.gid)
     processes = int(limits.get("processes", 64))
-    if not plan.root and not plan.namespaces:
+    if not plan.root and not plan.namespaces and hasattr(os, "getuid"):
         processes += threads_of_user(os.getuid())  # RLIMIT_NPROC counts every thread of the user
     if "uid" in plan.features:
         linux.drop_to_user(plan.uid, plan.gid)
     elif plan.root or plan.namespaces:
         linux.drop_capabilities()
-    linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
+    if linux.LINUX:
+        linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
     prctl_quietly(linux.PR_SET_DUMPABLE, 1)  # our own /proc/self stays readable to us
     prctl_quietly(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # again: changing the user cleared it
     if "landlock" in plan.features:
@@ -154,6 +159,8 @@ def enter_sandbox(job: dict[str, Any], plan: Plan, limits: dict[str, int]) -> st
 
 
 def _apply_limits(limits: dict[str, int], address_space: int, processes: int) -> None:
+    if resource is None:
+        return
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails with EFBIG instead of killing us
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_bytes"], limits["file_bytes"]))
@@ -161,7 +168,7 @@ def _apply_limits(limits: dict[str, int], address_space: int, processes: int) ->
     _, nofile = resource.getrlimit(resource.RLIMIT_NOFILE)
     cap = 1024 if nofile == resource.RLIM_INFINITY else min(1024, nofile)
     resource.setrlimit(resource.RLIMIT_NOFILE, (cap, cap))
-    if limits.get("address_space_bytes"):
+    if limits.get("address_space_bytes") and address_space:  # unknown without /proc (macOS): left alone
         budget = address_space + limits["address_space_bytes"]
         resource.setrlimit(resource.RLIMIT_AS, (budget, budget))
     if processes:
@@ -169,10 +176,14 @@ def _apply_limits(limits: dict[str, int], address_space: int, processes: int) ->
 
 
 def _current_address_space() -> int:
-    with open("/proc/self/status") as handle:
-        for line in handle:
-            if line.startswith("VmSize:"):
-                return int(line.split()[1]) * 1024
+    """This process's address space in bytes (0 where there is no /proc)."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     return 0
 
 

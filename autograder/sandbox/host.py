@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterable
@@ -20,99 +18,30 @@ from pathlib import Path
 from typing import Any
 
 from autograder.errors import IsolationError, WorkerDied
-from autograder.sandbox import linux
-from autograder.sandbox.layout import job_payload, make_trial_dirs, prepare_dirs, protected_samples
+from autograder.protocol import ENDED_FILE
+from autograder.sandbox.clock import JobClock, Watch, await_stack
+from autograder.sandbox.layout import job_payload, make_trial_dirs, prepare_dirs
 from autograder.sandbox.limits import Limits
-from autograder.sandbox.spawner import ForkedZygote, ZygoteTemplate
-from autograder.sandbox.results import (
-    JobResult,
-    StepCounter,
-    read_results,
-    sanitize_job_dir,
+from autograder.sandbox.results import JobResult, read_results, sanitize_job_dir
+from autograder.sandbox.spawned import READY_SECONDS, SpawnedZygote, start_method
+from autograder.sandbox.spawner import ForkedZygote, ZygoteTemplate, scrubbed_environment
+from autograder.sandbox.startup import (  # noqa: F401 - kernel_capability and known_capability: imported from here
+    MAX_ISOLATION_VARIABLE,
+    default_protected,
+    free_uid,
+    hiding,
+    kernel_capability,
+    known_capability,
+    protect_this_process,
+    release_uid,
+    within,
 )
 from autograder.sandbox.tiers import TIERS, meets, tier_of
-from autograder.util.paths import CHECKOUT
-
-STEP_POLL_SECONDS = 0.1
-
 
 STARTUP_TIMEOUT = 120.0
 
 
 KILL_TIMEOUT = 10.0
-
-
-SANDBOX_UID_BASE = 60000
-
-
-SANDBOX_UID_RANGE = 5000
-
-
-_UIDS: set[int] = set()  # the sandbox uids of this process's running zygotes: no two share one
-
-
-def _free_uid() -> int:
-    """A sandbox uid no other zygote of this process uses (random: other graders on the machine pick theirs)."""
-    while True:
-        uid = SANDBOX_UID_BASE + secrets.randbelow(SANDBOX_UID_RANGE)
-        if uid not in _UIDS:
-            _UIDS.add(uid)
-            return uid
-
-
-MAX_ISOLATION_VARIABLE = "GRADER_MAX_ISOLATION"
-
-
-def kernel_capability() -> str:
-    """The CPU kernels (``avx512``, ``avx2``, ``default``) torch uses in this process, for the workers to use too.
-
-    torch picks them once per process from what its CPU probe sees; a job that probes inside the sandbox can see
-    less and fall back to other kernels, whose random numbers differ by about 1e-6 (``torch.randn`` inputs made
-    in the job then differ from the parent's, and an exact check of a pure reshape fails).
-    """
-    import torch
-
-    return torch.backends.cpu.get_cpu_capability().lower()
-
-
-def known_capability() -> str | None:
-    """The kernels to fix in a zygote as it starts, when they are known without importing torch here: the
-    ``ATEN_CPU_CAPABILITY`` this process runs with, or its torch's choice if it has imported torch already.
-
-    Otherwise None: the zygote imports torch while this process does (the two imports overlap instead of
-    following each other, about a second of a one-submission grade) and reports its choice when it is ready,
-    where :meth:`Zygote._accept` compares it with this process's.
-    """
-    if os.environ.get("ATEN_CPU_CAPABILITY"):
-        return os.environ["ATEN_CPU_CAPABILITY"].lower()
-    return kernel_capability() if "torch" in sys.modules else None
-
-
-def default_protected() -> list[Path]:
-    """Folders no job may see: the grader's own source tree (instructor material included; an installed wheel's
-    site-packages holds none), the course's assignments and the references beside them, and the store of reference
-    outputs (autograder.judge.refcache; created here so it exists before any job runs)."""
-    from autograder.judge.refcache import cache_root
-    from autograder.spec.course import find_assignments_root
-
-    store, course = cache_root(), find_assignments_root()
-    return ([CHECKOUT] if CHECKOUT else []) + ([course, course.parent / "reference_solutions"] if course else []) + (
-        [store] if store else [])
-
-
-def _within(path: Path, folder: Path) -> bool:
-    """Whether ``path`` is ``folder`` or lies below it (both resolved)."""
-    path, folder = path.resolve(), folder.resolve()
-    return path == folder or folder in path.parents
-
-
-def _protect_this_process() -> None:
-    """Make the grader's own memory and /proc entries unreadable to same-user processes (non-root graders)."""
-    if os.geteuid() != 0:
-        try:
-            linux.prctl(linux.PR_SET_DUMPABLE, 0)
-        except OSError:
-            pass
 
 
 class Zygote:
@@ -129,11 +58,25 @@ class Zygote:
             many submissions, not for a single one.
         template: The template process to fork this zygote from, shared with other zygotes (default: its own);
             see :mod:`autograder.sandbox.template`.
+        session: A session the zygote opens before it serves jobs, ``{"module": ..., "settings": {...}}``: the
+            module's ``open_session(settings, say, serve)`` (``grader check``'s imports the student's modules and
+            collects the public tests once); what it says arrives in :attr:`heard`, its summary in
+            :attr:`session_summary`.
+        same_kernels: Make its jobs use this process's CPU kernels (their random inputs then match the reference's
+            drawn here); off where nothing is compared here (``grader check``), so this process needs no torch.
     """
 
     def __init__(self, scratch: Path, protect: Iterable[Path] = (), max_isolation: str | None = None,
-                 required: str | None = None, warm_up: bool = True, template: ZygoteTemplate | None = None) -> None:
+                 required: str | None = None, warm_up: bool = True, template: ZygoteTemplate | None = None,
+                 session: dict[str, Any] | None = None, same_kernels: bool = True) -> None:
         self.scratch = scratch
+        self.session = session
+        self.same_kernels = same_kernels
+        self.session_summary: dict[str, Any] | None = None
+        self.heard: list[dict[str, Any]] = []  # what the session said while it opened (its imports)
+        self.importing = ""  # the module the session was importing when the zygote stopped, if it did
+        self.ended: dict[str, Any] | None = None  # how its process ended (its boot said), or {"overran": True}
+        self._importing_until = 0.0
         self.template = template or ZygoteTemplate(scratch / "template")
         self.protect = [Path(p) for p in protect]
         self.max_isolation = max_isolation or os.environ.get(MAX_ISOLATION_VARIABLE) or TIERS[-1]
@@ -141,43 +84,54 @@ class Zygote:
             raise IsolationError(f"unknown isolation level {self.max_isolation!r}")
         self.required = required
         self.warm_up = warm_up
-        self.process: ForkedZygote | None = None
+        self.process: ForkedZygote | SpawnedZygote | None = None
         self.uid = 0
         self._isolation: dict[str, Any] | None = None
         self._trial_root: Path | None = None
         self.capability: str | None = None  # the CPU kernels its jobs must use, once a zygote chose others
         self._started_at = 0.0
+        self.retired = False  # stopped for good (Ctrl-C): it neither starts again nor runs a job
 
     # -- life cycle ------------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start (or restart) the zygote: forked from the template, it detects the isolation features while this
-        process goes on (the template imports torch meanwhile if it was not running)."""
+        """Start (or restart) the zygote: forked from the template (or a fresh interpreter without fork,
+        :mod:`autograder.sandbox.spawned`), it detects the isolation features while this process goes on (the
+        template imports torch meanwhile if it was not running)."""
         self._stop()
-        _protect_this_process()
+        if self.retired:
+            raise WorkerDied("the zygote was stopped for good")
+        protect_this_process()
         home = self.scratch / "home"
         home.mkdir(parents=True, exist_ok=True)
+        (home / ENDED_FILE).unlink(missing_ok=True)  # what the template said of this object's last zygote
         self._started_at = time.monotonic()
-        self._trial_root = make_trial_dirs()
-        protected = [*default_protected(), *self.protect]
-        if self.scratch.parent != Path(tempfile.gettempdir()):
-            protected.append(self.scratch.parent)
-        self.process = self.template.fork_zygote(self, home, self.capability or known_capability(), self.warm_up)
-        self.uid = _free_uid()
+        spawn = start_method() == "spawn"
+        max_tier = "rlimits" if spawn else self.max_isolation  # no trial job without fork: the weakest tier
+        capability = self.capability or known_capability()
+        self.process = (SpawnedZygote(home, scrubbed_environment(str(home), "", capability)) if spawn
+                        else self.template.fork_zygote(self, home, capability, self.warm_up))
+        self.uid = free_uid()
         config = {
-            "max_tier": self.max_isolation,
-            "protected": sorted({str(p.resolve()) for p in protected if p.exists()}),
-            "protected_samples": protected_samples(protected),
+            "max_tier": max_tier,
+            "start_method": "spawn" if spawn else "fork",
+            "preload": self.template.preload,
             "uid": self.uid,
             "gid": self.uid,
-            "trial_workdir": str(self._trial_root / "work"),
-            "trial_job_dir": str(self._trial_root / "out"),
+            **(self._hiding() if max_tier != "rlimits" else {}),
+            **({"session": self.session} if self.session else {}),
         }
+        self.heard, self.importing, self.ended, self.session_summary = [], "", None, None
         try:
             self._stdin().write(json.dumps(config) + "\n")
             self._stdin().flush()
         except OSError as exc:
             raise WorkerDied(f"the zygote did not start: {exc}") from None
+
+    def _hiding(self) -> dict[str, Any]:
+        """What the trial jobs and the tiers above ``rlimits`` need (see :func:`hiding`)."""
+        self._trial_root = make_trial_dirs()
+        return hiding(self.scratch, self.protect, self._trial_root)
 
     @property
     def marker(self) -> str:
@@ -197,7 +151,7 @@ class Zygote:
             IsolationError: If the zygote already started without hiding one of them (it cannot change now).
         """
         covered = [*default_protected(), *self.protect]
-        missing = [Path(f) for f in folders if not any(_within(Path(f), p) for p in covered)]
+        missing = [Path(f) for f in folders if not any(within(Path(f), p) for p in covered)]
         if missing and self.started:
             raise IsolationError(f"a worker started without hiding {missing[0]} from jobs; start it with "
                                  "protect=assignment.private_folders")
@@ -233,7 +187,7 @@ class Zygote:
         if not self.alive():
             self.start()
         deadline = min(time.monotonic() + seconds, self._started_at + STARTUP_TIMEOUT)
-        message = self._read_message(deadline, allow_timeout=True)
+        message = self._start_up_message(deadline)
         if message is None:
             if time.monotonic() >= self._started_at + STARTUP_TIMEOUT:
                 raise WorkerDied("the zygote did not start")
@@ -248,12 +202,35 @@ class Zygote:
 
     def _handshake(self) -> None:
         while self._isolation is None:  # twice when the zygote's kernels were not this process's
-            self._accept(self._read_message(self._started_at + STARTUP_TIMEOUT))
+            message = self._start_up_message(self._started_at + STARTUP_TIMEOUT)
+            if message is None:
+                raise WorkerDied("the zygote did not answer in time")
+            self._accept(message)
+
+    def _start_up_message(self, deadline: float) -> dict[str, Any] | None:
+        """The zygote's next start-up message other than its session's (kept in :attr:`heard`), None at
+        ``deadline``; a session import that overruns its seconds stops the zygote (:attr:`importing` says which).
+        """
+        while True:
+            limit = min(deadline, self._importing_until) if self.importing else deadline
+            message = self._read_message(limit, allow_timeout=True)
+            if message is None:
+                if self.importing and time.monotonic() >= self._importing_until:
+                    self._stop()
+                    self.ended = {"overran": True}
+                    raise WorkerDied(f"importing {self.importing} did not finish in time")
+                return None
+            if "importing" not in message and "imported" not in message:
+                return message
+            self.heard.append(message)
+            self.importing = str(message.get("importing") or "")
+            self._importing_until = time.monotonic() + float(message.get("seconds") or STARTUP_TIMEOUT)
 
     def _accept(self, message: dict[str, Any] | None) -> None:
         if not message or not message.get("ready") or not isinstance(message.get("isolation"), dict):
             raise WorkerDied("the zygote did not start")
-        mine = kernel_capability()
+        self.session_summary = message.get("session") if isinstance(message.get("session"), dict) else None
+        mine = kernel_capability() if self.same_kernels else message.get("capability")
         self.template.chosen = message.get("capability")
         if message.get("capability") != mine:  # its jobs would draw other random inputs: start it on ours
             if self.capability == mine:
@@ -278,6 +255,18 @@ class Zygote:
                     f"available here" + (f" ({notes})" if notes else "")
                     + "; run official grading as root (or in a container that allows namespaces)")
 
+    def kill(self) -> None:
+        """Kill the zygote's process now, from any thread: whoever waits on it sees it end (and closes it)."""
+        process = self.process
+        if process is not None:
+            process.kill()
+
+    def retire(self) -> None:
+        """Stop for good, from any thread (Ctrl-C): the job running ends at once, and whoever would start the zygote
+        again or send it a job gets WorkerDied, so a run that hands its work to other zygotes ends quickly."""
+        self.retired = True
+        self.kill()
+
     def close(self) -> None:
         """Stop the zygote and everything it started; the template too when no other zygote uses it."""
         self._stop()
@@ -294,7 +283,7 @@ class Zygote:
                 pass
             self.process.release()
             self.process = None
-        _UIDS.discard(self.uid)
+        release_uid(self.uid)
         self._isolation = None
         if self._trial_root is not None:
             shutil.rmtree(self._trial_root, ignore_errors=True)
@@ -302,18 +291,21 @@ class Zygote:
 
     # -- jobs ------------------------------------------------------------------------------------------
 
-    def run(self, job: dict[str, Any], limits: Limits, job_dir: Path, output_limit: int) -> JobResult:
+    def run(self, job: dict[str, Any], limits: Limits, job_dir: Path, output_limit: int,
+            watch: Watch | None = None) -> JobResult:
         """Run one job in a fresh sandboxed process tree and wait for it, killing it when the wall-clock passes.
 
         Args:
             job: The job description (see autograder.sandbox.job): ``package``, ``workdir`` and either
-                ``import_modules`` or ``checks`` with ``checks_source``, ``reference_sources``, ``uses``, ...
+                ``import_modules`` or ``checks`` with ``checks_source``, ``reference_sources``, ``uses``, ...,
+                or ``session`` (a request to the zygote's session).
             limits: Limits for the job.
             job_dir: An empty folder the job writes its results and output into.
             output_limit: How many bytes of the job's printed output to keep.
+            watch: The caller's hooks on the job's clock, and its way to stop the job (see :class:`Watch`).
 
         Returns:
-            The parsed results.
+            The parsed results (``stack``: where a step that overran was).
 
         Raises:
             WorkerDied: If the zygote stops answering; the caller restarts it.
@@ -332,18 +324,25 @@ class Zygote:
         with os.fdopen(fd, "w") as handle:
             json.dump(payload, handle)
         message = dict(job_dir=str(job_dir), workdir=str(hidden_workdir), payload=str(payload_file),
-                       limits=limits.as_job() | {"output_bytes": max(64 * 1024, 4 * output_limit)})
+                       limits=limits.as_job() | {"output_bytes": max(64 * 1024, 4 * output_limit)},
+                       step_seconds=limits.wall_seconds)
         result = JobResult(job_dir=job_dir)
         try:
             try:
                 self._stdin().write(json.dumps(message) + "\n")
                 self._stdin().flush()
-                int(self._read_message(time.monotonic() + 30)["pid"])
+                # without fork, a job starts once its spare is ready: an interpreter and torch's import
+                answer = READY_SECONDS if isinstance(self.process, SpawnedZygote) else 30.0
+                int(self._read_message(time.monotonic() + answer)["pid"])
             except (BrokenPipeError, OSError, KeyError, TypeError, ValueError) as exc:
                 raise WorkerDied(str(exc)) from None
-            reply = self._await_exit(started, limits, job_dir / "results.jsonl")
+            clock = JobClock(limits, job_dir / "results.jsonl", watch)
+            reply = self._await_exit(clock)
             if reply is None:
-                result.timed_out = True
+                result.stopped = clock.stopped
+                result.timed_out = not clock.stopped
+                if result.timed_out:
+                    await_stack(job_dir)
                 try:
                     self.process.stdin.write("kill\n")
                     self.process.stdin.flush()
@@ -364,27 +363,15 @@ class Zygote:
         read_results(result, job_dir, output_limit)
         return result
 
-    def _await_exit(self, started: float, limits: Limits, results: Path) -> dict[str, Any] | None:
-        """Wait for the job's exit message; None when a step overruns its wall-clock time (or the job its cap).
-
-        A job of several steps writes a ``start`` line to its results before each one; each such line gives the
-        new step ``limits.wall_seconds``. The lines come from an untrusted process, so forging them buys at most
-        the hard cap ``limits.total_wall_seconds``.
-        """
-        cap = started + limits.total_wall_seconds
-        if limits.steps <= 1:
-            return self._read_message(cap, allow_timeout=True)
-        step_deadline = started + limits.wall_seconds
-        steps = StepCounter(results)
+    def _await_exit(self, clock: JobClock) -> dict[str, Any] | None:
+        """Wait for the job's exit message; None when a step overruns its wall clock, the job its cap, or the
+        caller asked to stop it (:class:`JobClock`: the ``start`` lines come from an untrusted process, so forging
+        them buys at most the hard cap)."""
         while True:
-            wake = min(step_deadline, cap, time.monotonic() + STEP_POLL_SECONDS)
-            reply = self._read_message(wake, allow_timeout=True)
+            reply = self._read_message(clock.wake(), allow_timeout=True)
             if reply is not None:
                 return reply
-            now = time.monotonic()
-            if steps.advanced():
-                step_deadline = now + limits.wall_seconds
-            if now >= min(step_deadline, cap):
+            if clock.expired():
                 return None
 
     def _read_message(self, deadline: float, allow_timeout: bool = False) -> dict[str, Any] | None:
@@ -394,17 +381,32 @@ class Zygote:
             try:
                 line = self.process.lines.wait_line(deadline)
             except EOFError:
+                self.ended = self.ended or self.process.exit_status()
                 raise WorkerDied("the zygote exited") from None
             if line is None:
                 if allow_timeout:
                     return None
                 raise WorkerDied("the zygote did not answer in time")
-            try:
-                message = json.loads(line)
-            except json.JSONDecodeError:
-                raise WorkerDied("the zygote sent garbage") from None
-            if isinstance(message, dict):
+            message = self._parse(line)
+            if message is not None:
                 return message
+
+    def _parse(self, line: bytes) -> dict[str, Any] | None:
+        """A message of the zygote's (None for a line that is no JSON object).
+
+        Raises:
+            WorkerDied: On garbage, or on its boot's last word (how the zygote's process ended, kept in ``ended``).
+        """
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError:
+            raise WorkerDied("the zygote sent garbage") from None
+        if not isinstance(message, dict):
+            return None
+        if isinstance(message.get("zygote_exit"), dict):
+            self.ended = message["zygote_exit"]
+            raise WorkerDied("the zygote exited")
+        return message
 
 
 def describe_isolation(zygotes: Iterable[Zygote]) -> dict[str, Any]:

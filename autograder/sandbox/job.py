@@ -30,13 +30,14 @@ import sys
 import time
 import traceback
 import types
+from pathlib import Path
 from typing import Any
 
 import torch
 from safetensors.torch import save as save_safetensors
 
 from autograder import probe as probe_api
-from autograder.errors import OutputTooLarge
+from autograder.errors import AssignmentError, OutputTooLarge
 from autograder.judge.transport import dumps_record, encode_outputs
 from autograder.sandbox import globalstate, linux
 from autograder.sandbox.confine import (
@@ -50,6 +51,8 @@ from autograder.sandbox.confine import (
 from autograder.sandbox.linux import prctl_quietly
 from autograder.sandbox.memory import JOB_OOM_SCORE_ADJ, set_oom_score_adj
 from autograder.sandbox.plan import Plan
+from autograder.sandbox.steps import Steps
+from autograder.util.packages import PackageImportError, load_package
 from autograder.util.paths import CHECKOUT
 
 REFERENCE_PACKAGE = "_grader_reference"
@@ -69,14 +72,19 @@ BLOCKED_TOP_LEVEL = ("autograder.sandbox.host", "autograder.sandbox.results", "a
 
 EXIT_SANDBOX_FAILED = 70
 
+# The session its zygote opened before it served jobs (its ``run(request, steps)`` runs a job's steps), or None: a
+# zygote of ``grader check`` imports the student's modules and collects the public tests once, for every job.
+SESSION: Any = None
+
 
 def start_job(job: dict[str, Any], plan: Plan, pipe: int) -> None:
     """The job's first process: set up the sandbox, then run the job; never returns."""
     began = time.perf_counter()
     set_oom_score_adj(JOB_OOM_SCORE_ADJ)  # the OOM killer's first choice: a job, never the grader or a zygote
     try:
-        os.setsid()
-        prctl_quietly(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
+        if hasattr(os, "setsid") and os.getpgid(0) != os.getpid():  # a spawned job leads its session already
+            os.setsid()
+        prctl_quietly(linux.PR_SET_PDEATHSIG, getattr(signal, "SIGKILL", 9))
         if plan.namespaces:
             linux.unshare(linux.CLONE_NEWNS | linux.CLONE_NEWNET | linux.CLONE_NEWIPC
                               | linux.CLONE_NEWUTS)
@@ -89,7 +97,7 @@ def start_job(job: dict[str, Any], plan: Plan, pipe: int) -> None:
         os.dup2(opened["output"], 2)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
-        keep = {0, 1, 2, opened["results"], *opened["tensors"].values()}
+        keep = {0, 1, 2, opened["results"], opened["stack"], *opened["tensors"].values()}
         for fd in open_fds():
             if fd not in keep and fd != pipe:
                 try:
@@ -103,6 +111,7 @@ def start_job(job: dict[str, Any], plan: Plan, pipe: int) -> None:
         sys.stderr = sys.__stderr__ = CappedText(2, cap // 4)  # type: ignore[misc]
         results = os.fdopen(opened["results"], "w", buffering=1)
         results.write(dumps_record({"setup_seconds": round(time.perf_counter() - began, 5)}) + "\n")
+        steps = Steps(results, opened["stack"], float(job.get("step_seconds") or 0))
         if job.get("trial"):
             trial_checks(plan, job, tmp, results)
             os._exit(0)
@@ -114,9 +123,11 @@ def start_job(job: dict[str, Any], plan: Plan, pipe: int) -> None:
         os._exit(EXIT_SANDBOX_FAILED)
     try:
         _isolate_imports(job["workdir"])
-        _run_job(payload, job, results, opened["tensors"])
-        results.write(dumps_record({"done": True}) + "\n")
-        results.flush()
+        if "session" in payload:  # a step of the session its zygote opened (grader check's tests of one task)
+            SESSION.run(payload["session"], steps)
+        else:
+            _run_job(payload, job, steps, opened["tensors"])
+        steps.write({"done": True})
     except BaseException:  # noqa: BLE001 - the job's end is reported by its absence of "done"
         try:
             traceback.print_exc()
@@ -297,7 +308,7 @@ def _unmarshal(text: str | None) -> Any:
     return marshal.loads(bytes.fromhex(text)) if text else None
 
 
-def _run_job(payload: dict[str, Any], job: dict[str, Any], results: Any, tensor_fds: dict[int, int]) -> None:
+def _run_job(payload: dict[str, Any], job: dict[str, Any], steps: Steps, tensor_fds: dict[int, int]) -> None:
     helpers = {name: _unmarshal(code) for name, code in payload.pop("helpers_code", {}).items()}
     checks = _load_checks(_unmarshal(payload.pop("checks_code", None)), helpers)
     reference = _load_reference({m: _unmarshal(c) for m, c in payload.pop("reference_code", {}).items()})
@@ -307,11 +318,14 @@ def _run_job(payload: dict[str, Any], job: dict[str, Any], results: Any, tensor_
     workdir = job["workdir"]
     file_limit = int(job["limits"]["file_bytes"])
     if payload.get("import_modules"):
-        _probe_imports(payload, results, workdir)
+        _probe_imports(payload, steps, workdir)
+        return
+    if payload.get("import_packages"):
+        _import_packages(payload["import_packages"], steps)
         return
     for index, entry in enumerate(payload["checks"]):
         record: dict[str, Any] = {"check": entry["name"]}
-        results.write(dumps_record({"start": entry["name"]}) + "\n")
+        steps.start(entry["name"])
         started, cpu_started = time.perf_counter(), time.process_time()
         _reset_torch_state(entry["seed"])
         try:
@@ -338,21 +352,32 @@ def _run_job(payload: dict[str, Any], job: dict[str, Any], results: Any, tensor_
             record.pop("tensors", None)
         record["seconds"] = round(time.perf_counter() - started, 4)
         record["cpu_seconds"] = round(time.process_time() - cpu_started, 4)
-        results.write(dumps_record(record) + "\n")
-        results.flush()
+        steps.write(record)
 
 
-def _probe_imports(payload: dict[str, Any], results: Any, workdir: str) -> None:
+def _probe_imports(payload: dict[str, Any], steps: Steps, workdir: str) -> None:
     """Import each student module on its own and record which ones fail (a syntax error, an exception)."""
     for module in payload["import_modules"]:
-        results.write(dumps_record({"start": f"import:{module}"}) + "\n")
+        steps.start(f"import:{module}")
         try:
             importlib.import_module(f"{payload['package']}.{module}")
             record = {"import": module, "status": "ok"}
         except BaseException as exc:  # noqa: BLE001
             record = {"import": module, "status": "error", "error": _describe_exception(exc, workdir)}
-        results.write(dumps_record(record) + "\n")
-        results.flush()
+        steps.write(record)
+
+
+def _import_packages(packages: list[dict[str, Any]], steps: Steps) -> None:
+    """Import each package (a mutated reference: the instructor's code) from its folder under its private name, as
+    the judge imports one (:func:`autograder.util.packages.load_package`): ``detail`` says where and why it raised."""
+    for index, entry in enumerate(packages):
+        steps.start(f"package:{index}")
+        try:
+            load_package(Path(entry["folder"]), str(entry["name"]), tuple(entry["modules"]))
+            detail = ""
+        except AssignmentError as exc:
+            detail = exc.detail if isinstance(exc, PackageImportError) else str(exc)
+        steps.write({"package": index, "detail": detail})
 
 
 def _resolve(reference: Any, qualified: str) -> Any:

@@ -26,14 +26,31 @@ Tiers, each including the ones before it:
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import platform
+import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
+
+LINUX = sys.platform.startswith("linux")
+
+
+class _NoLibc:
+    """Elsewhere than Linux (the runtime without fork on macOS and Windows): every call refuses, as a kernel that
+    lacks the feature would (``prctl_quietly`` then does nothing, ``landlock_abi`` is 0)."""
+
+    def __getattr__(self, name: str) -> Any:
+        def refuse(*args: Any) -> int:
+            raise OSError(errno.ENOSYS, f"{name} is Linux's")
+
+        return refuse
+
 
 # The process's own symbols hold libc's: finding libc's file (ctypes.util.find_library) runs ldconfig, a process
 # of its own, in every process that imports this module.
-_libc = ctypes.CDLL(None, use_errno=True)
+_libc: Any = ctypes.CDLL(None, use_errno=True) if LINUX else _NoLibc()
 
 
 _libc.syscall.restype = ctypes.c_long
@@ -268,7 +285,7 @@ class _PathBeneathAttr(ctypes.Structure):
 def landlock_abi() -> int:
     """The kernel's Landlock ABI version, or 0 if Landlock is unavailable."""
     numbers = _SYSCALLS.get(platform.machine())
-    if numbers is None:
+    if numbers is None or not LINUX:
         return 0
     result = _libc.syscall(numbers[0], None, ctypes.c_size_t(0), ctypes.c_uint32(1))
     return int(result) if result > 0 else 0

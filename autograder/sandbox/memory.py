@@ -10,9 +10,13 @@ same container, copy-on-write pages), every job asks to be the OOM killer's firs
 
 from __future__ import annotations
 
-import resource
 from dataclasses import dataclass
 from pathlib import Path
+
+try:
+    import resource
+except ImportError:  # Windows
+    resource = None  # type: ignore[assignment]
 
 MIB = 1 << 20
 
@@ -110,6 +114,8 @@ def cgroup_limits(proc_cgroup: str | None = None, root: Path = _CGROUP_ROOT) -> 
 
 def address_space_limit() -> int | None:
     """This process's RLIMIT_AS soft limit in bytes (None when unlimited)."""
+    if resource is None:
+        return None
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     return None if soft in (resource.RLIM_INFINITY, -1) or soft >= UNLIMITED else soft
 

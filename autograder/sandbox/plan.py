@@ -25,7 +25,7 @@ class Plan:
     def __init__(self, config: dict[str, Any], pidns: bool = False) -> None:
         self.config = config
         self.pidns = pidns
-        self.root = os.geteuid() == 0
+        self.root = _euid() == 0
         self.uid = int(config.get("uid", 60000))
         self.gid = int(config.get("gid", self.uid))
         self.protected = sorted({os.path.realpath(p) for p in config.get("protected", [])})
@@ -40,7 +40,12 @@ class Plan:
 
     def summary(self) -> dict[str, Any]:
         return {"features": sorted(self.features), "tier": tier_of(self.features), "notes": self.notes,
-                "uid": self.uid if "uid" in self.features else os.geteuid(), "landlock_abi": self.abi}
+                "uid": self.uid if "uid" in self.features else _euid(), "landlock_abi": self.abi}
+
+
+def _euid() -> int:
+    """The effective user id (-1 where there is none: Windows)."""
+    return os.geteuid() if hasattr(os, "geteuid") else -1
 
 
 _OWN = [str(CHECKOUT)] if CHECKOUT else []  # the grader's source tree; an installed wheel's site-packages is kept

@@ -1,4 +1,5 @@
-"""The one /proc walker: children, descendants, threads of a user, memory; and killing a group, a tree or by marker."""
+"""The one /proc walker: children, descendants, threads of a user, memory; killing a group, a tree or by marker; and
+how a process ended."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from autograder.protocol import MARKER_VARIABLE
 
 def children_of(pid: int) -> list[int]:
     found = []
-    for entry in os.listdir("/proc"):
+    for entry in _pids_listed():
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat") as handle:
@@ -25,7 +26,7 @@ def children_of(pid: int) -> list[int]:
 
 def threads_of_user(uid: int) -> int:
     count = 0
-    for entry in os.listdir("/proc"):
+    for entry in _pids_listed():
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/status") as handle:
@@ -43,7 +44,7 @@ def kill_marked(marker: str) -> int:
     killed = 0
     for _ in range(5):
         found = 0
-        for entry in os.listdir("/proc"):
+        for entry in _pids_listed():
             if not entry.isdigit() or int(entry) == os.getpid():
                 continue
             try:
@@ -92,7 +93,7 @@ def peak_rss_mb(pid: int) -> float | None:
 def descendants(pid: int) -> list[int]:
     """Every process below ``pid`` (children, grandchildren, ...), read from /proc."""
     children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
+    for entry in _pids_listed():
         if not entry.isdigit():
             continue
         try:
@@ -112,10 +113,11 @@ def descendants(pid: int) -> list[int]:
 def kill_group(pid: int) -> None:
     """SIGKILL the process group ``pid`` leads (a zygote or a job: each has its own session), or the process alone
     when it leads none (any more); a process already gone is not an error."""
-    for action in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+    kill = getattr(signal, "SIGKILL", signal.SIGTERM)
+    for action in (lambda: os.killpg(pid, kill), lambda: os.kill(pid, kill)):
         try:
             action()
-        except OSError:
+        except (OSError, AttributeError):  # AttributeError: no process groups (Windows)
             pass
 
 
@@ -126,3 +128,18 @@ def kill_tree(pid: int) -> None:
             os.kill(victim, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def exit_status(status: int) -> dict[str, int | None]:
+    """How a process ended, from its wait status: ``{"code": 3, "signal": None}`` or ``{"code": None, "signal": 9}``."""
+    if os.WIFSIGNALED(status):
+        return {"code": None, "signal": os.WTERMSIG(status)}
+    return {"code": os.WEXITSTATUS(status), "signal": None}
+
+
+def _pids_listed() -> list[str]:
+    """The entries of /proc (none where there is no /proc: macOS, Windows)."""
+    try:
+        return os.listdir("/proc")
+    except OSError:
+        return []

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 MAX_RESULTS_BYTES = 8 * 1024 * 1024  # plain values only (tensors travel as safetensors): real results are KBs
+MAX_STACK_BYTES = 64 * 1024  # faulthandler's dump of a step that overran: a few KB
 
 @dataclass
 class JobResult:
@@ -27,11 +28,20 @@ class JobResult:
     seconds: float = 0.0
     leftovers: int = 0
     setup_seconds: float = 0.0
+    stack: str = ""  # where the step that overran was: faulthandler's dump, untrusted text
+    stopped: bool = False  # stopped at the caller's request (Zygote.stop_job), not by a wall clock
 
+
+@dataclass(frozen=True)
+class Step:
+    """A step a running job said it starts: its name and the wall-clock seconds it asks for (0: the job's own)."""
+
+    name: str
+    seconds: float = 0.0
 
 
 class StepCounter:
-    """Counts the ``start`` lines a running job has written to its results file (read as untrusted bytes)."""
+    """Reads the ``start`` lines a running job writes to its results file (as untrusted bytes) while it runs."""
 
     MARK = b'{"start":'
 
@@ -40,16 +50,32 @@ class StepCounter:
         self.offset = 0
         self.partial = b""
 
-    def advanced(self) -> bool:
-        """Read what the job wrote since the last call; True if it started another step meanwhile."""
+    def started(self) -> list[Step]:
+        """The steps the job started since the last call, in order."""
         read = read_plain(self.path, 1 << 20, offset=self.offset)
         if read is None or not read[0]:
-            return False
+            return []
         data, _ = read
         self.offset += len(data)
         lines = (self.partial + data).split(b"\n")
-        self.partial = lines.pop()[: len(self.MARK)]
-        return any(line.startswith(self.MARK) for line in lines)
+        self.partial = lines.pop()
+        if len(self.partial) > MAX_RESULTS_BYTES:  # no line that long is a start line
+            self.partial = b""
+        return [step for step in map(_step, lines) if step is not None]
+
+
+def _step(line: bytes) -> Step | None:
+    """The step a results line starts, or None (any other line, or one that is not a JSON object)."""
+    if not line.startswith(StepCounter.MARK):
+        return None
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return Step("")
+    seconds = record.get("seconds") if isinstance(record, dict) else None
+    name = record.get("start") if isinstance(record, dict) else None
+    valid = isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and 0 < seconds < float("inf")
+    return Step(name if isinstance(name, str) else "", float(seconds) if valid else 0.0)
 
 
 def sanitize_job_dir(job_dir: Path) -> None:
@@ -71,7 +97,8 @@ def read_plain(path: Path, limit: int, offset: int = 0) -> tuple[bytes, int] | N
     """Read at most ``limit`` bytes of a plain file from ``offset`` without following links; return the bytes
     and the file's size."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
     with os.fdopen(fd, "rb") as handle:
@@ -105,3 +132,12 @@ def read_results(result: JobResult, job_dir: Path, output_limit: int) -> None:
     if output is not None:
         result.output = output[0].decode("utf-8", errors="replace")
         result.output_truncated = output[1] > output_limit
+    if result.timed_out:
+        stack = read_plain(job_dir / "stack.txt", MAX_STACK_BYTES)
+        result.stack = stack[0].decode("utf-8", errors="replace") if stack is not None else ""
+
+
+def stack_written(job_dir: Path) -> bool:
+    """Whether a job's faulthandler has written to its stack file (it does when a step's wall clock runs out)."""
+    read = read_plain(job_dir / "stack.txt", 1)
+    return bool(read and read[0])

@@ -8,27 +8,47 @@ template's answer only when it is first needed, so a grader's own start-up overl
 from __future__ import annotations
 
 import collections
+import importlib.util
 import json
 import os
 import secrets
 import select
 import signal
+import site
 import socket
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from autograder.errors import WorkerDied
-from autograder.protocol import MARKER_VARIABLE
+from autograder.protocol import ENDED_FILE, MARKER_VARIABLE
 from autograder.sandbox.lines import PipeLines
 from autograder.sandbox.procfs import kill_group, kill_marked
 from autograder.util.paths import PACKAGE_ROOT
 
-# -I ignores PYTHONPATH, the user site and the current folder; the grader's own folder is added explicitly.
-_TEMPLATE = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox.template import serve; "
-             "serve(int(sys.argv[2]))")
+# -I ignores PYTHONPATH, the user site and the current folder; the grader's own folder is added explicitly (first),
+# and where torch and pytest are found outside the interpreter's own site-packages (last: see grader_path).
+PATH_CODE = "import os, sys; p = sys.argv[1].split(os.pathsep); sys.path.insert(0, p[0]); sys.path.extend(p[1:]); "
+_TEMPLATE = PATH_CODE + "from autograder.sandbox.template import serve; serve(int(sys.argv[2]), sys.argv[3])"
+
+
+def grader_path() -> str:
+    """What a fresh ``python -I`` of the grader's puts on its path (``os.pathsep``-separated): the grader's own
+    folder, then the folders this process finds torch and pytest in when they are none of the interpreter's own
+    site-packages (a ``pip install --user``, a ``PYTHONPATH``), which ``-I`` would leave out."""
+    paths = sysconfig.get_paths()
+    own = {os.path.realpath(p) for p in [*site.getsitepackages(), paths["purelib"], paths["platlib"]]}
+    found = [str(PACKAGE_ROOT)]
+    for module in ("torch", "pytest"):
+        spec = importlib.util.find_spec(module)
+        folder = str(Path(spec.origin).parent.parent) if spec is not None and spec.origin else ""
+        if folder and os.path.realpath(folder) not in own and folder not in found:
+            found.append(folder)
+    return os.pathsep.join(found)
 
 ANSWER_TIMEOUT = 120.0  # the template's torch import on a loaded machine, as a zygote's start-up
 
@@ -42,6 +62,8 @@ def scrubbed_environment(home: str, marker: str = "", capability: str | None = N
         capability: The CPU kernels the worker must use (None: its own choice, checked when it is ready).
     """
     fixed = {"ATEN_CPU_CAPABILITY": capability} if capability else {}
+    if os.name == "nt":  # Windows' own: Python and torch's libraries need them to start
+        fixed.update({key: os.environ[key] for key in ("SYSTEMROOT", "WINDIR", "COMSPEC") if key in os.environ})
     return {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": home,
@@ -72,8 +94,9 @@ class ForkedZygote:
     """A zygote forked by the template: the part of ``subprocess.Popen`` the host uses (pid, pipes, poll, kill,
     wait), with the pid learnt from the template's answer when first needed."""
 
-    def __init__(self, template: ZygoteTemplate, stdin_fd: int, stdout_fd: int) -> None:
+    def __init__(self, template: ZygoteTemplate, stdin_fd: int, stdout_fd: int, home: Path) -> None:
         self.template = template
+        self.home = home
         self.stdin = os.fdopen(stdin_fd, "w", buffering=1)
         self.stdout = os.fdopen(stdout_fd, "rb", buffering=0)  # never read through: lines come from ``lines``
         self.lines = PipeLines(stdout_fd)
@@ -128,6 +151,20 @@ class ForkedZygote:
             time.sleep(0.01)
         return -1
 
+    def exit_status(self) -> dict[str, Any] | None:
+        """How the zygote's process ended, as its template wrote it in its home once it reaped it (a moment after
+        it ended); None if not known within a second."""
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            try:
+                ended = json.loads((self.home / ENDED_FILE).read_text())
+            except (OSError, ValueError):  # not written yet, or being written
+                ended = None
+            if isinstance(ended, dict):
+                return ended
+            time.sleep(0.02)
+        return None
+
     def release(self) -> None:
         """Close the pipes and the pidfd."""
         for stream in (self.stdin, self.stdout):
@@ -146,10 +183,15 @@ class ZygoteTemplate:
 
     Args:
         home: The template's home and temporary folder.
+        preload: ``module:function`` the template calls once before it forks (see
+            :func:`autograder.sandbox.template.serve`); '' for none.
+        log: A file for what the template writes to its standard error (why it could not start); none by default.
     """
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, preload: str = "", log: Path | None = None) -> None:
         self.home = home
+        self.preload = preload
+        self.log = log
         self.marker = ""  # in every process it forks (their initial environment is the template's)
         self.capability: str | None = None  # the kernels it was told to use (None: its own choice)
         self.chosen: str | None = None  # the kernels its zygotes reported using
@@ -158,6 +200,7 @@ class ZygoteTemplate:
         self._lock = threading.RLock()
         self._waiting: collections.deque[ForkedZygote] = collections.deque()
         self._users: set[int] = set()  # ids of the zygotes forked from it and not released
+        self.starts = 0  # how many template processes this handle started (a kept one is started once)
 
     @classmethod
     def attached(cls, control: socket.socket, marker: str, home: Path) -> ZygoteTemplate:
@@ -192,12 +235,14 @@ class ZygoteTemplate:
             self.marker = secrets.token_hex(12)
             self.capability, self.chosen = capability, None
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            self.starts += 1
             try:
-                self.process = subprocess.Popen(
-                    [sys.executable, "-I", "-c", _TEMPLATE, str(PACKAGE_ROOT), str(theirs.fileno())],
-                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                    cwd=str(self.home), env=scrubbed_environment(str(self.home), self.marker, capability),
-                    pass_fds=(theirs.fileno(),), start_new_session=True)
+                with open(self.log or os.devnull, "ab") as errors:
+                    self.process = subprocess.Popen(
+                        [sys.executable, "-I", "-c", _TEMPLATE, grader_path(), str(theirs.fileno()), self.preload],
+                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
+                        cwd=str(self.home), env=scrubbed_environment(str(self.home), self.marker, capability),
+                        pass_fds=(theirs.fileno(),), start_new_session=True)
             finally:
                 theirs.close()
             self._control = ours
@@ -215,7 +260,7 @@ class ZygoteTemplate:
             self._users.add(id(user))
             stdin_read, stdin_write = os.pipe()
             stdout_read, stdout_write = os.pipe()
-            forked = ForkedZygote(self, stdin_write, stdout_read)
+            forked = ForkedZygote(self, stdin_write, stdout_read, home)
             try:
                 for attempt in range(2):
                     request = {"environment": scrubbed_environment(str(home), self.marker, capability),
@@ -265,6 +310,11 @@ class ZygoteTemplate:
                         self._fail_waiting("the zygote template exited")
                     continue
                 waiting.answered(pid, fds[0] if fds else None)
+
+    def hold(self, user: object) -> None:
+        """Keep the template open for ``user`` (a kept runtime), with or without a zygote, until it releases it."""
+        with self._lock:
+            self._users.add(id(user))
 
     def release(self, user: object) -> None:
         """``user`` has stopped its zygote: close the template when no other user's zygote is left."""

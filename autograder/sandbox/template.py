@@ -19,6 +19,7 @@ template kills every process it forked and exits.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import selectors
@@ -29,21 +30,31 @@ from typing import Any, NoReturn
 import torch
 
 from autograder.sandbox import linux, zygote  # noqa: F401 - imported once here, for every zygote forked
-from autograder.sandbox.procfs import children_of, kill_group, private_memory
+from autograder.protocol import ENDED_FILE
+from autograder.sandbox.procfs import children_of, exit_status, kill_group, private_memory
 
 MAX_REQUEST = 1 << 16
 
 
-def serve(control_fd: int) -> NoReturn:
-    """Fork a zygote for each request on ``control_fd`` until the grader closes its end; then kill them all and exit."""
+def serve(control_fd: int, preload: str = "") -> NoReturn:
+    """Fork a zygote for each request on ``control_fd`` until the grader closes its end; then kill them all and exit.
+
+    Args:
+        control_fd: The template's end of the grader's control socket.
+        preload: ``module:function`` to call once before any zygote is forked, so that every zygote inherits what
+            it imports (``grader check``'s: pytest and torch's first calls); '' for none.
+    """
     linux.prctl_quietly(linux.PR_SET_DUMPABLE, 0)  # the grader's side: no ptrace, no /proc/<pid>/fd by students
     linux.prctl_quietly(linux.PR_SET_CHILD_SUBREAPER, 1)  # what a dead zygote leaves behind comes here, to be killed
+    if preload:
+        module, _, function = preload.partition(":")
+        getattr(importlib.import_module(module), function)()
     owner = socket.socket(fileno=control_fd)
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
     signal.set_wakeup_fd(wake_write)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # a wake-up on each child's exit (its orphans arrive here)
-    zygotes: set[int] = set()
+    zygotes: dict[int, str] = {}  # each zygote's pid and home (where the template says how it ended)
     warmed = False
     with selectors.DefaultSelector() as selector:
         selector.register(owner, selectors.EVENT_READ)
@@ -82,7 +93,7 @@ def serve(control_fd: int) -> NoReturn:
                     os._exit(_become_zygote(request, fds))
                 for fd in fds:
                     os.close(fd)
-                zygotes.add(pid)
+                zygotes[pid] = str(request.get("cwd") or "")
                 try:
                     pidfds = [os.pidfd_open(pid)]  # before any reaping: it names this process, whatever happens next
                 except (AttributeError, OSError):  # Linux < 5.3: the grader watches the pid instead
@@ -145,16 +156,24 @@ def _become_zygote(request: dict[str, Any], fds: list[int]) -> int:
     return 0
 
 
-def _reap(zygotes: set[int]) -> None:
-    """Collect every child that ended; kill any child that is not a zygote (a dead zygote's orphan)."""
+def _reap(zygotes: dict[int, str]) -> None:
+    """Collect every child that ended, saying in its home how a zygote ended (the grader reads it when the zygote
+    stopped answering: an import of a session that ended its process); kill any child that is not a zygote (a dead
+    zygote's orphan)."""
     while True:
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             break
         if pid == 0:
             break
-        zygotes.discard(pid)
+        home = zygotes.pop(pid, "")
+        if home:
+            try:
+                with open(os.path.join(home, ENDED_FILE), "w") as handle:
+                    json.dump(exit_status(status), handle)
+            except OSError:  # its home is gone: nobody asks any more
+                pass
     for pid in children_of(os.getpid()):
         if pid not in zygotes:
             try:
@@ -163,7 +182,7 @@ def _reap(zygotes: set[int]) -> None:
                 pass
 
 
-def _kill_all(zygotes: set[int]) -> None:
+def _kill_all(zygotes: dict[int, str]) -> None:
     """Kill every zygote's process group and every orphan, and reap them."""
     for pid in list(zygotes):
         kill_group(pid)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import os
 import selectors
@@ -19,12 +20,16 @@ import numpy.ctypeslib  # noqa: F401
 import numpy.random  # noqa: F401
 import torch
 
+from autograder.sandbox import job as job_side
 from autograder.sandbox import linux
 from autograder.sandbox.job import forget_trusted_side, start_job
-from autograder.sandbox.lines import PipeLines
+from autograder.sandbox.lines import PipeLines, ThreadedLines
 from autograder.sandbox.linux import prctl_quietly
+from autograder.sandbox.memory import JOB_OOM_SCORE_ADJ, set_oom_score_adj
 from autograder.sandbox.plan import Plan
-from autograder.sandbox.procfs import children_of, kill_group
+from autograder.sandbox.procfs import children_of, exit_status, kill_group
+from autograder.sandbox.spawned import Spares
+from autograder.sandbox.spawned import run_one as run_spare
 from autograder.sandbox.tiers import TIERS
 
 
@@ -78,38 +83,86 @@ def _trial(plan: Plan) -> str:
     return str(record.get("why") or outcome.get("setup_error") or f"trial job ended with {outcome['exit']}")[:300]
 
 
-_STDIN = PipeLines(0)  # the grader's requests; waiting for a job also watches it for commands
+_STDIN = PipeLines(0)  # the grader's requests (moved off fd 0 by main); waiting for a job also watches it
 
 
 def main(config: dict[str, Any] | None = None, pidns: bool = False, note: str = "") -> int:
-    """Detect the isolation features, then serve jobs until stdin closes (see autograder.sandbox.boot)."""
+    """Detect the isolation features, open the session if the configuration has one, then serve jobs until the
+    grader's requests end (see autograder.sandbox.boot)."""
+    global _STDIN
     torch.set_num_threads(1)
     capability = torch.backends.cpu.get_cpu_capability().lower()  # fixed now, before any sandbox: jobs inherit it
     sys.dont_write_bytecode = True
     prctl_quietly(linux.PR_SET_DUMPABLE, 0)  # the grader's side: no ptrace, no /proc/<pid>/mem by students
     if not pidns:
         prctl_quietly(linux.PR_SET_CHILD_SUBREAPER, 1)
-    channel = os.fdopen(os.dup(1), "w", buffering=1)
+    requests, replies = _take_channel()
     if config is None:
-        config = json.loads(_STDIN.readline() or b"{}")
+        config = json.loads(PipeLines(requests).readline() or b"{}")
+    spawn = config.get("start_method") == "spawn"  # the host's choice (its environment is not the zygote's)
+    _STDIN = ThreadedLines(requests) if spawn else PipeLines(requests)
+    channel = os.fdopen(replies, "w", buffering=1)
+
+    def say(message: dict[str, Any]) -> None:
+        channel.write(json.dumps(message) + "\n")
+
+    if spawn:
+        config = dict(config, max_tier="rlimits")  # a trial job is a fork: without one, the weakest tier
     plan = Plan(config, pidns)
     if note:
         plan.notes["namespaces"] = note
     _detect(plan)
-    share_with_jobs()
-    channel.write(json.dumps({"ready": True, "isolation": plan.summary(), "capability": capability}) + "\n")
-    while True:
-        line = _STDIN.readline()
-        if not line.strip():
-            return 0
-        job = json.loads(line)
-        if not isinstance(job, dict) or "job_dir" not in job:
-            continue
 
-        def report(message: dict[str, Any]) -> None:
-            channel.write(json.dumps(message) + "\n")
+    spares = Spares(config, plan.summary()) if spawn else None  # the first prepares while the session opens
 
-        report(_run_one(job, plan, report=report, deadline=None))
+    def serve(summary: dict[str, Any] | None = None) -> int:
+        share_with_jobs()
+        say({"ready": True, "isolation": plan.summary(), "capability": capability,
+             **({"session": summary} if summary is not None else {})})
+        return _serve(plan, say, spares)
+
+    if config.get("session"):
+        _open_session(config["session"], say, serve)
+    return serve()
+
+
+def _take_channel() -> tuple[int, int]:
+    """Move the grader's two pipes off fds 0 and 1, which then read and write /dev/null: nothing a session's
+    student code or pytest's capture does with the standard streams reaches the grader. Returns the request and
+    reply descriptors (a job closes both)."""
+    requests, replies = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+    return requests, replies
+
+
+def _open_session(session: dict[str, Any], say: Any, serve: Any) -> None:
+    """Open the zygote's session: its module's ``open_session(settings, say, serve)`` calls ``serve(summary)`` once
+    it is ready, which serves jobs in it (each job then runs one of its requests:
+    :data:`autograder.sandbox.job.SESSION`); never returns."""
+    module = importlib.import_module(str(session["module"]))
+    job_side.SESSION = module
+    set_oom_score_adj(JOB_OOM_SCORE_ADJ)  # it runs student code: the OOM killer's first choice, as a job is
+    module.open_session(session.get("settings") or {}, say, serve)
+    os._exit(0)  # a session that returned: its jobs are served, nothing of pytest's ending is worth waiting for
+
+
+def _serve(plan: Plan, say: Any, spares: Spares | None = None) -> int:
+    """Run one job per request line until the requests end: forked, or in a spare without fork."""
+    try:
+        while True:
+            line = _STDIN.readline()
+            if not line.strip():
+                return 0
+            request = json.loads(line)
+            if isinstance(request, dict) and "job_dir" in request:
+                say(run_spare(request, spares.take(), _STDIN, say) if spares is not None
+                    else _run_one(request, plan, report=say, deadline=None))
+    finally:
+        if spares is not None:
+            spares.close()
 
 
 def share_with_jobs() -> None:
@@ -145,7 +198,7 @@ def _run_one(job: dict[str, Any], plan: Plan, report: Any, deadline: float | Non
     status, killed = _wait(pid, plan, deadline)
     with os.fdopen(read_end, "rb") as pipe:
         lines = [raw.decode(errors="replace").strip() for raw in pipe.read(1 << 16).splitlines()]
-    message: dict[str, Any] = {"exit": _describe_status(status), "killed": killed}
+    message: dict[str, Any] = {"exit": exit_status(status), "killed": killed}
     for text in lines:
         if text.startswith("error "):
             message["setup_error"] = text[6:][:500]
@@ -163,14 +216,14 @@ def _wait(pid: int, plan: Plan, deadline: float | None) -> tuple[int, bool]:
     end = None if deadline is None else time.monotonic() + deadline
     with selectors.DefaultSelector() as selector:
         selector.register(handle, selectors.EVENT_READ)
-        selector.register(0, selectors.EVENT_READ)
+        selector.register(_STDIN.fd, selectors.EVENT_READ)
         while True:
             timeout = None if end is None else max(0.0, end - time.monotonic())
             # a line read along with an earlier one waits in _STDIN's buffer, where select cannot see it
-            ready = {0} if _STDIN.has_line() else {key.fd for key, _ in selector.select(timeout)}
+            ready = {_STDIN.fd} if _STDIN.has_line() else {key.fd for key, _ in selector.select(timeout)}
             if handle in ready:
                 break
-            if 0 in ready:
+            if _STDIN.fd in ready:
                 line = _STDIN.readline()
                 if not line:  # the grader is gone: leave nothing behind
                     _kill_job(pid, plan)
@@ -220,6 +273,8 @@ def _kill_everything(plan: Plan) -> int:
 
 def _kill_descendants() -> int:
     """Kill and reap every process still parented to the zygote (orphans of a job); return how many."""
+    if not _has_children():
+        return 0  # the usual case, known without reading every process's /proc entry
     killed = 0
     for _ in range(50):
         children = children_of(os.getpid())
@@ -242,7 +297,10 @@ def _kill_descendants() -> int:
     return killed
 
 
-def _describe_status(status: int) -> dict[str, int | None]:
-    if os.WIFSIGNALED(status):
-        return {"code": None, "signal": os.WTERMSIG(status)}
-    return {"code": os.WEXITSTATUS(status), "signal": None}
+def _has_children() -> bool:
+    """Whether this process has a child (running, or ended and not reaped): the job it waited for is reaped."""
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    return True

@@ -8,12 +8,14 @@ the page again with the same sandboxed workers, which stay started between saves
 from __future__ import annotations
 
 import shutil
+import signal
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from autograder.errors import GraderError
 from autograder.public.watch import POLL_SECONDS, describe_watched, file_stamps, saves, watched_files
-from autograder.sandbox.host import new_scratch
+from autograder.sandbox.host import Zygote, new_scratch
 from autograder.spec.assignment import Assignment
 from autograder.submission.intake import default_work, prepare_submission
 
@@ -43,6 +45,8 @@ def watch_and_show(assignment: Assignment, path: Path | None, out: Path | None, 
     """
     workers = start_workers(assignment)  # kept between saves: a re-run pays no interpreter or torch start
     warned: set[str] = set()
+    main = threading.current_thread() is threading.main_thread()  # where Python lets a handler be set
+    previous = signal.signal(signal.SIGINT, lambda *_: _stop(workers)) if main else None
 
     def warn_once(rendered: Rendered) -> None:
         new = [line for line in rendered.left_out if line not in warned]
@@ -74,7 +78,17 @@ def watch_and_show(assignment: Assignment, path: Path | None, out: Path | None, 
     except KeyboardInterrupt:
         write("\nstopped watching\n")
     finally:
+        if main:
+            signal.signal(signal.SIGINT, previous)
         stop_workers(workers)
+
+
+def _stop(workers: list[Zygote]) -> None:
+    """Ctrl-C: the workers stop for good first, so that a redraw under way ends at once (its jobs killed, the rest
+    not run) instead of running to its end before the interrupt is heard."""
+    for worker in workers:
+        worker.retire()
+    raise KeyboardInterrupt
 
 
 def redrawn_line(rendered: Rendered) -> str:

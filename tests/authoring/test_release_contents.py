@@ -34,12 +34,15 @@ def test_relative_imports_resolve_against_the_package() -> None:
     assert {"autograder.show.catalog", "autograder.show.outcome"} <= names
 
 
-def test_check_alone_ships_no_sandbox_and_no_instructor_module() -> None:
+def test_check_alone_ships_the_sandbox_it_runs_on_and_no_instructor_module() -> None:
     from autograder.authoring.release import student_grader_modules
 
     shipped = _relative(student_grader_modules(figures=False))
     assert "public/runner.py" in shipped and "cli/check.py" in shipped
-    assert not [p for p in shipped if p.startswith(("sandbox/", "grading/", "show/", "authoring/", "batch/"))]
+    # grader check runs on the sandbox's runtime: its template (a fresh interpreter imports it by name) and the
+    # session its zygotes open (named in their configuration), as grader show does
+    assert {"sandbox/template.py", "sandbox/zygote.py", "sandbox/job.py", "public/session.py"} <= shipped
+    assert not [p for p in shipped if p.startswith(("grading/", "show/", "authoring/", "batch/"))]
 
 
 def test_an_unknown_entry_point_is_refused() -> None:

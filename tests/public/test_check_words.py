@@ -18,8 +18,7 @@ from autograder.public.invocation import Invocation
 from autograder.public.outcome import CheckOutcome, MissingName, PublicTaskResult
 from autograder.public.outcome import TestResult as PublicTest  # not a test class for pytest to collect
 from autograder.public.render import Printer, next_step, task_lines
-from autograder.public.runner import run_public_tests
-from autograder.public.warm import WarmWorker
+from autograder.public.runner import check_runtime, run_public_tests
 from autograder.public.watch import watch_and_check
 from autograder.spec.assignment import Assignment, load_assignment
 from autograder.submission.notebook.read import Cell
@@ -59,8 +58,11 @@ def test_under_watch_an_import_error_comes_before_the_quiz_and_saving_is_the_nex
         if len(_next_lines("".join(written))) == 2 and "stopped" not in text:
             raise KeyboardInterrupt  # Ctrl-C once the save's check is printed
 
-    worker = WarmWorker()
-    watch_and_check(A3, package, None, write, poll=0.05, worker=worker)
+    runtime = check_runtime()
+    try:
+        watch_and_check(A3, package, None, write, poll=0.05, runtime=runtime)
+    finally:
+        runtime.close()
     out = "".join(written)
     first, second = _next_lines(out)
     assert first.startswith("Next: fix attention.py, line ") and first.endswith(f"(it cannot be imported), {SAVE}"), out

@@ -5,9 +5,8 @@ hung are not waited for but said to be not checked, the same way on every run.""
 from __future__ import annotations
 
 import io
+import queue
 import re
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +14,15 @@ import pytest
 from test_check_robustness import inject, work_from_reference  # beside these tests
 
 from autograder.public import runner
-from autograder.public.forks import NOT_RUN, run_tasks
 from autograder.public.hints import hung_upstream, upstream_tasks
-from autograder.public.outcome import CheckOutcome, PublicTaskResult, StillRunning
+from autograder.public.lanes import Lanes
+from autograder.public.outcome import NOT_RUN, CheckOutcome, PublicTaskResult, StillRunning
 from autograder.public.outcome import TestResult as PublicTest  # not a test class for pytest to collect
 from autograder.public.render import Printer, task_lines
-from autograder.public.runner import run_public_tests
-from autograder.public.warm import WarmWorker
+from autograder.public.runner import check_runtime, run_public_tests
+from autograder.sandbox.clock import Watch
+from autograder.sandbox.results import JobResult
+from autograder.sandbox.runtime import Runtime
 from autograder.spec.assignment import Assignment, load_assignment
 
 A2 = load_assignment("assignment2")
@@ -136,55 +137,76 @@ def test_on_a_terminal_what_still_runs_is_a_status_line_that_leaves_the_lines_of
     assert screen(text) == quiet
 
 
-# -- the worker's forks: a hang stops the tasks that use the task that hung ------------------------------------
+# -- the lanes: a hang stops the tasks that use the task that hung (no process) ------------------------------------
 
 
-@dataclass
-class Item:
-    """What run_tasks needs of a pytest item, and how long it may run."""
+class FakeSession:
+    """Runs a job as a session zygote would, in this process: a test named ``*hangs`` of ``base`` overruns its wall
+    clock at once; one of another task runs until its job is stopped (a bound only a hang of the lanes breaks)."""
 
-    task: str
-    name: str
-    limit: float
-    hangs: bool = False
+    def __init__(self, started: queue.SimpleQueue) -> None:
+        self.started = started
 
-    @property
-    def nodeid(self) -> str:
-        return f"test_{self.task}.py::{self.name}"
+    def run(self, job: dict, limits: Any, job_dir: Path, output_limit: int, watch: Watch) -> JobResult:
+        result = JobResult(job_dir=job_dir)
+        for nodeid in job["session"]["nodeids"]:
+            result.started.append(nodeid)
+            if nodeid.endswith("hangs"):
+                if nodeid.startswith("base"):
+                    watch.on_overrun()
+                    result.timed_out = True
+                    return result
+                self.started.put(nodeid)
+                result.stopped = watch.stop.wait(60)
+                return result
+            result.records.append({"nodeid": nodeid, "status": "passed", "summary": []})
+        result.done = True
+        return result
 
+    def close(self) -> None:
+        pass
 
-def run_fake(groups: list[tuple[str, list[Item]]], jobs: int) -> tuple[list[dict], float]:
-    """Run these items as the worker runs a session's tests (``user`` uses ``base``): the events and the seconds."""
-    events: list[dict[str, Any]] = []
-
-    def run_item(item: Item, _next: Any) -> dict[str, Any]:
-        while item.hangs:
-            pass
-        return {"task": item.task, "test": item.name, "nodeid": item.nodeid, "status": "passed", "summary": [],
-                "detail": ""}
-
-    started = time.monotonic()
-    run_tasks(groups, jobs, lambda item: item.limit, run_item, events.append,
-              upstream={"user": ["base"], "other": []})
-    return events, time.monotonic() - started
-
-
-def statuses(events: list[dict], task: str) -> list[str]:
-    return [e["status"] for e in events if e.get("event") == "result" and e["task"] == task]
+    def kill(self) -> None:
+        pass
 
 
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_the_tests_of_a_task_that_uses_a_task_that_hung_are_not_waited_for(jobs: int) -> None:
-    base = ("base", [Item("base", "b1", 0.4, hangs=True), Item("base", "b2", 0.4)])
-    user = ("user", [Item("user", f"u{i}", 2.0, hangs=True) for i in range(3)])
-    other = ("other", [Item("other", "o1", 0.4)])
-    events, seconds = run_fake([base, user, other], jobs)
-    assert statuses(events, "base") == ["timeout", "passed"]
-    # with two forks at once, user's first test ran beside base's and was stopped; with one, user never started
-    assert statuses(events, "user") == [NOT_RUN] * 3
-    assert statuses(events, "other") == ["passed"]
-    assert [e["task"] for e in events if e.get("event") == "task_done"].count("user") == 1
-    assert seconds < 1.5, seconds  # base's wall clock and its stack: not one of user's (2 s each)
+def run_lanes(tasks: list[tuple[str, list[str]]], count: int, gate: bool) -> dict[str, list[str]]:
+    """Run these tasks' tests on ``count`` fake lanes (``user`` uses ``base``): each task's statuses. With ``gate``,
+    ``base`` waits until ``user``'s first test is running, so that the hang is seen while it runs."""
+    events: queue.SimpleQueue = queue.SimpleQueue()
+    started: queue.SimpleQueue = queue.SimpleQueue()
+    lanes = Lanes(lambda index: FakeSession(started), [], 0, Path("."), {"user": ["base"], "other": []}, (),
+                  lambda stack: {}, lambda *event: events.put(event))
+    lanes.pending.extend((task, [{"test": name, "nodeid": f"{task}::{name}", "limit": 1.0} for name in names])
+                         for task, names in tasks)
+    if gate:
+        original = FakeSession.run
+
+        def gated(session: FakeSession, job: dict, *args: Any, **kwargs: Any) -> JobResult:
+            if job["session"]["nodeids"][0] == "base::b_hangs":
+                started.get(timeout=60)
+            return original(session, job, *args, **kwargs)
+
+        lanes.open_session = lambda index: type("Gated", (FakeSession,), {"run": gated})(started)
+    threads = lanes.start(lanes.open_session(0), count)
+    for thread in threads:
+        thread.join(60)
+    statuses: dict[str, list[str]] = {}
+    while not events.empty():
+        event = events.get()
+        if event[0] == "results":
+            for record in event[1]:
+                statuses.setdefault(record["nodeid"].split("::")[0], []).append(record["status"])
+    return statuses
+
+
+@pytest.mark.parametrize("count, gate", [(1, False), (2, True)])
+def test_the_tests_of_a_task_that_uses_a_task_that_hung_are_not_run_or_stopped(count: int, gate: bool) -> None:
+    """One lane: user starts after base hung and is never run. Two: user's first test runs beside base's and is
+    stopped when base's overruns. Either way its tests are not run, the other task's are."""
+    tasks = [("base", ["b_hangs", "b2"]), ("user", ["u_hangs", "u2", "u3"]), ("other", ["o1"])]
+    statuses = run_lanes(tasks, count, gate)
+    assert statuses == {"base": ["timeout", "passed"], "user": [NOT_RUN] * 3, "other": ["passed"]}
 
 
 # -- grader check, for real --------------------------------------------------------------------------------------
@@ -205,11 +227,11 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> Assignment:
     return load_assignment("assignment3", root / "assignments")
 
 
-def check_text(assignment: Assignment, package: Path, worker: WarmWorker | None = None) -> tuple[str, CheckOutcome]:
+def check_text(assignment: Assignment, package: Path, runtime: Runtime | None = None) -> tuple[str, CheckOutcome]:
     out = io.StringIO()
     printer = Printer(assignment, out.write)
     printer.header(CheckOutcome(package=package))
-    outcome = run_public_tests(assignment, package, selected=TASKS, listener=printer, worker=worker)
+    outcome = run_public_tests(assignment, package, selected=TASKS, listener=printer, runtime=runtime)
     return out.getvalue(), outcome
 
 
@@ -232,11 +254,11 @@ def test_a_hang_is_said_while_it_runs_and_the_tasks_using_it_are_not_waited_for(
         # not one wall clock more: their tests were stopped or never started once attention's test overran
         assert "timeout" not in {test.status for test in outcome.task(task).tests}, outcome.task(task)
     assert re.search(r"^head_split +3/3  passed$", cold, re.M), cold
-    worker = WarmWorker()
+    kept = check_runtime()
     try:
-        warm, _ = check_text(quick, package, worker)
+        warm, _ = check_text(quick, package, kept)
     finally:
-        worker.close()
+        kept.close()
     # the same task lines and next step, whenever the hang was seen
     said = [re.findall(r"^(?:\w+ +(?: ?\d+/\d+| -/-) .*|Next: .*)$", text, re.M) for text in (cold, warm)]
     assert said[0] == said[1] and len(said[0]) == len(TASKS) + 1, said

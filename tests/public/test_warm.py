@@ -1,5 +1,5 @@
-"""The warm worker of the student's loop: the same lines as a cold check, replaced after a crash or a hang, and
-``grader check --watch`` re-running what a save changed."""
+"""The kept runtime of the student's loop: the same lines as a cold check, its template replaced after a crash and
+kept after a hang (it never runs student code), and ``grader check --watch`` re-running what a save changed."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,8 +22,9 @@ from test_check_robustness import REPO, copy_assignment, inject, work_from_refer
 
 from autograder.public.outcome import CheckOutcome
 from autograder.public.render import Printer
-from autograder.public.runner import run_public_tests
-from autograder.public.warm import WarmWorker
+from autograder.public.runner import check_runtime, run_public_tests
+from autograder.sandbox.procfs import descendants
+from autograder.sandbox.runtime import Runtime
 from autograder.public.watch import code_digests, tasks_to_rerun
 from autograder.spec.assignment import Assignment, load_assignment
 
@@ -38,9 +40,9 @@ def short(tmp_path_factory: pytest.TempPathFactory) -> Assignment:
 
 
 @pytest.fixture(scope="module")
-def worker() -> WarmWorker:
-    """One warm worker the tests below share, as a kernel or a watch shares one between checks."""
-    kept = WarmWorker()
+def runtime() -> Runtime:
+    """One runtime the tests below share, as a kernel or a watch keeps one between checks."""
+    kept = check_runtime()
     yield kept
     kept.close()
 
@@ -51,12 +53,30 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
-def check_lines(assignment: Assignment, package: Path, selected: list[str], worker: WarmWorker | None = None) -> str:
-    """What ``grader check`` prints for these tasks (its own Printer), run on ``worker`` or a fresh one."""
+def gone(pids: Callable[[], list[int]], seconds: float = 30.0) -> bool:
+    """Whether no process of ``pids()`` runs any more within ``seconds`` (a killed process takes a moment to free its
+    memory; a process that ended and is not yet reaped does not run): a bound only a process left behind breaks."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not [pid for pid in pids() if _state(pid) not in ("", "Z")]:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+def check_lines(assignment: Assignment, package: Path, selected: list[str], runtime: Runtime | None = None) -> str:
+    """What ``grader check`` prints for these tasks (its own Printer), run on ``runtime`` or a fresh one."""
     out = io.StringIO()
     printer = Printer(assignment, out.write)
     printer.header(CheckOutcome(package=package))
-    run_public_tests(assignment, package, selected=selected, listener=printer, worker=worker)
+    run_public_tests(assignment, package, selected=selected, listener=printer, runtime=runtime)
     return out.getvalue()
 
 
@@ -86,42 +106,42 @@ def test_a_save_reruns_the_changed_functions_tasks_and_their_users_only(assignme
 
 
 @pytest.mark.slow
-def test_a_warm_recheck_prints_exactly_the_cold_checks_lines(short: Assignment, worker: WarmWorker,
+def test_a_warm_recheck_prints_exactly_the_cold_checks_lines(short: Assignment, runtime: Runtime,
                                                              tmp_path: Path) -> None:
     package = work_from_reference("assignment3", tmp_path)
     edit(package / "attention.py", *BROKEN_MASK)
     selected = ["causal_mask", "attention", "sinusoidal_positions"]
     cold = check_lines(short, package, selected)
     assert re.search(r"^causal_mask +0/2  failed$", cold, re.M) and "may be caused by causal_mask" in cold
-    first = check_lines(short, package, selected, worker)
-    starts = worker.starts
-    assert [first, check_lines(short, package, selected, worker)] == [cold, cold]
-    assert worker.starts == starts  # the second check reused the first one's worker
+    first = check_lines(short, package, selected, runtime)
+    starts = runtime.starts
+    assert [first, check_lines(short, package, selected, runtime)] == [cold, cold]
+    assert runtime.starts == starts  # the second check reused the first one's template
 
 
 @pytest.mark.slow
-def test_a_crashed_or_hung_worker_is_replaced_and_never_reused(short: Assignment, worker: WarmWorker,
-                                                                tmp_path: Path) -> None:
+def test_a_crashed_template_is_replaced_and_a_hung_session_leaves_it_warm(short: Assignment, runtime: Runtime,
+                                                                         tmp_path: Path) -> None:
     package = work_from_reference("assignment3", tmp_path)
     selected = ["causal_mask", "sinusoidal_positions"]
-    good = check_lines(short, package, selected, worker)
+    good = check_lines(short, package, selected, runtime)
     assert good.count("passed") == 2, good
-    starts = worker.starts
-    os.kill(worker.pid, signal.SIGKILL)  # the worker crashes between two checks
-    assert check_lines(short, package, selected, worker) == good
-    assert worker.starts == starts + 1
-    trusted = worker.pid
+    starts = runtime.starts
+    os.kill(runtime.pid, signal.SIGKILL)  # the template crashes between two checks
+    assert check_lines(short, package, selected, runtime) == good
+    assert runtime.starts == starts + 1
+    template = runtime.pid
     positions = (package / "positions.py").read_text()
-    (package / "positions.py").write_text(positions + "\nwhile True:\n    pass\n")  # the session hangs
-    hung = check_lines(short, package, selected, worker)
+    (package / "positions.py").write_text(positions + "\nwhile True:\n    pass\n")  # the session hangs importing
+    hung = check_lines(short, package, selected, runtime)
     assert "importing it did not finish within 3 s" in hung, hung
     assert re.search(r"^causal_mask +2/2  passed$", hung, re.M), hung
-    with pytest.raises(ProcessLookupError):  # the worker whose session hung is gone, not kept
-        os.kill(trusted, 0)
-    assert worker.starts == starts + 2  # its replacement ran the check again without positions.py
+    # the template never ran the student's code: it stays, and nothing of the session that hung is left
+    assert runtime.pid == template and runtime.starts == starts + 1
+    assert gone(lambda: descendants(template))
     (package / "positions.py").write_text(positions)
-    assert check_lines(short, package, selected, worker) == good
-    assert worker.starts == starts + 2  # a session that ended well leaves its worker trusted
+    assert check_lines(short, package, selected, runtime) == good
+    assert runtime.starts == starts + 1
 
 
 # -- grader check --watch, driven as a student drives it -------------------------------------------------------
@@ -159,7 +179,7 @@ def test_watch_reruns_on_a_save_what_changed_and_stops_on_ctrl_c(tmp_path: Path,
         lines = Lines(process.stdout)
         first = "".join(lines.until(r"^watching the 6 files of .* for saves \(Ctrl-C to stop\)$"))
         assert first.count("passed") == 3, first
-        assert not path_sockets(process.pid)  # the warm worker is reached through an inherited socket only
+        assert not path_sockets(process.pid)  # the runtime's template is reached through an inherited socket only
         edit(package / "attention.py", *BROKEN_MASK)
         assert lines.until(r"saved") == ["\n", "attention.py saved: re-running causal_mask, attention\n"]
         rerun = "".join(lines.until(r"^Next: "))
@@ -173,10 +193,39 @@ def test_watch_reruns_on_a_save_what_changed_and_stops_on_ctrl_c(tmp_path: Path,
 
 
 def stop_watching(process: subprocess.Popen[str], lines: Lines) -> None:
-    """Ctrl-C, as a student stops ``--watch``: one last line, and exit 0."""
+    """Ctrl-C, as a student stops ``--watch``: one last line, exit 0, and no process of its tree left (its runtime's
+    template, sessions and jobs run in sessions of their own, which a terminal's Ctrl-C does not reach)."""
+    tree = descendants(process.pid)
+    assert tree, "a watch keeps its runtime's template running"
     process.send_signal(signal.SIGINT)
-    assert lines.until(r"stopped watching", 60)[-1] == "stopped watching\n"
-    assert process.wait(timeout=60) == 0
+    assert lines.until(r"stopped watching", 30)[-1] == "stopped watching\n"
+    assert process.wait(timeout=30) == 0
+    assert gone(lambda: tree)
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_recheck_stops_the_watch_and_every_process_it_started(tmp_path: Path) -> None:
+    """The harder moment: the jobs of a re-check still run (an endless loop) when Ctrl-C comes."""
+    env = copy_assignment("assignment3", tmp_path)
+    package = work_from_reference("assignment3", tmp_path)
+    process = subprocess.Popen([sys.executable, "-m", "autograder.cli", "check", "assignment3", str(package),
+                                "--watch", "--task", "causal_mask", "--task", "attention"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        lines = Lines(process.stdout)
+        lines.until(r"^watching the 6 files of .* for saves")
+        inject(package / "attention.py", "def scaled_dot_product_attention(", "while True:\n    pass")
+        lines.until(r"saved: re-running attention")
+        tree = descendants(process.pid)
+        lines.until(r"still running")  # a job of the re-check runs the loop
+        tree += descendants(process.pid)
+        process.send_signal(signal.SIGINT)
+        assert lines.until(r"stopped watching", 30)[-1] == "stopped watching\n"
+        assert process.wait(timeout=30) == 0
+        assert gone(lambda: tree)
+    finally:
+        process.kill()
+    assert "Traceback" not in process.stderr.read()
 
 
 REMINDER = "These are the public tests only."

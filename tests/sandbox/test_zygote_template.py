@@ -187,3 +187,22 @@ def test_a_job_that_ends_before_the_host_reads_its_start_is_not_waited_out(pair,
     result = run(zygote, work, "t.chatty", scratch, seconds=15)
     assert not result.timed_out and time.monotonic() - started < 8
     assert values(result) == {"ok": True}
+
+
+def test_a_retired_zygote_ends_its_job_and_neither_starts_again_nor_runs_one(scratch, work):
+    """Ctrl-C during a redraw of `grader show --watch`: the workers stop for good, so the run's other jobs are not
+    started on a zygote forked again (grading's jobs restart a zygote that died), and the run ends at once."""
+    from autograder.errors import WorkerDied
+
+    zygote = start_zygotes(1, scratch / "retired")[0]
+    try:
+        assert zygote.isolation["tier"]
+        zygote.retire()
+        zygote.process.wait(timeout=30)
+        assert not zygote.alive()
+        with pytest.raises(WorkerDied):
+            zygote.start()
+        with pytest.raises(WorkerDied):
+            run(zygote, work, "t.chatty", scratch)
+    finally:
+        zygote.close()

@@ -421,6 +421,26 @@ def test_reference_page_draws_every_figure_as_the_notes_describe(reference_page,
 
 
 @pytest.mark.slow
+def test_without_fork_the_reference_page_is_drawn_the_same(a3, reference_page, tmp_path, monkeypatch):
+    """The path Windows takes (and macOS, where spawn is the default), forced on Linux: each zygote and each job is a
+    fresh interpreter, at the weakest tier, and every figure is drawn with the notes a forked run gives."""
+    from autograder.sandbox import spawned
+
+    started = []
+    original = spawned.SpawnedZygote.__init__
+    monkeypatch.setattr(spawned.SpawnedZygote, "__init__", lambda self, *args: (started.append(args),
+                                                                              original(self, *args))[1])
+    monkeypatch.setenv("GRADER_START_METHOD", "spawn")
+    rendered = render_figures(a3, a3.reference, tmp_path / "figures", expected=False)
+    assert started and rendered.outcome.isolation == "rlimits"
+
+    def said(page):
+        return [(p.figure.name, p.probe_status, sorted(text for _, text in p.notes)) for p in page.panels]
+
+    assert rendered.drawn == len(A3_FIGURES) and said(rendered) == said(reference_page)
+
+
+@pytest.mark.slow
 def test_untouched_template_gives_placeholders_saying_not_implemented(a3, tmp_path, monkeypatch):
     scratch = tmp_path / "tmp"  # this test's own temporary folder: tests running beside it make their own
     scratch.mkdir()

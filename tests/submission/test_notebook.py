@@ -496,8 +496,8 @@ def test_the_filled_notebook_passes_every_check_cell_in_a_real_kernel(assignment
     from nbclient import NotebookClient
 
     nb = nbformat.reads(json.dumps(filled3), as_version=4)
-    nb.cells.append(nbformat.v4.new_code_cell("from autograder.public.notebook import kernel_worker\n"
-                                              "print('worker starts:', kernel_worker().starts)"))
+    nb.cells.append(nbformat.v4.new_code_cell("from autograder.public.notebook import kernel_runtime\n"
+                                              "print('runtime starts:', kernel_runtime().starts)"))
     os.environ["PYTHONPATH"] = os.pathsep.join([str(repo)] + [p for p in [os.environ.get("PYTHONPATH")] if p])
     NotebookClient(nb, kernel_name="python3", timeout=900, resources={"metadata": {"path": str(tmp_path)}}).execute()
     checks = [c for c in nb.cells if c.cell_type == "code" and "check_notebook(" in c.source]
@@ -506,8 +506,8 @@ def test_the_filled_notebook_passes_every_check_cell_in_a_real_kernel(assignment
         text = "".join(o.get("text", "") for o in cell.outputs)
         assert "failed" not in text and "not implemented" not in text and "error" not in text, text
         assert "passed" in text or "16 of 16 answers well-formed" in text, text
-    # every check cell after the first answered from the kernel's warm worker, started once
-    assert nb.cells[-1].outputs[0]["text"] == "worker starts: 1\n"
+    # every check cell after the first answered from the kernel's runtime, its template started once
+    assert nb.cells[-1].outputs[0]["text"] == "runtime starts: 1\n"
 
 
 @pytest.mark.slow
