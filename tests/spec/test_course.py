@@ -104,12 +104,12 @@ def test_new_starts_a_course_in_the_working_folder_when_there_is_none(nowhere: P
 def test_jobs_never_see_the_course_of_the_working_folder(mini_course: Path, monkeypatch) -> None:
     """The sandbox hides the course every command found, its references too, and never an installed wheel's
     site-packages (which a job imports NumPy from)."""
-    import autograder.sandbox.host as host
+    import autograder.sandbox.startup as startup
 
     monkeypatch.delenv("GRADER_ASSIGNMENTS", raising=False)
     monkeypatch.chdir(mini_course.parent.parent)
-    monkeypatch.setattr(host, "CHECKOUT", None)
-    protected = host.default_protected()
+    monkeypatch.setattr(startup, "CHECKOUT", None)
+    protected = startup.default_protected()
     assert mini_course.parent.resolve() in protected
     assert (mini_course.parent.parent / "reference_solutions").resolve() in protected
     assert not [folder for folder in protected if folder.name in ("site-packages", "dist-packages")]
