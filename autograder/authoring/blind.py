@@ -10,18 +10,6 @@ from autograder.spec.assignment import Assignment
 
 BLIND_KINDS = ("raise", "zeros", "ones", "uniform", "random", "echo", "convert")
 
-BLIND_DESCRIPTIONS = {
-    "raise": "every function and method raises RuntimeError",
-    "zeros": "zeros of the reference's shape and type (False, 0, 0.0; a model with zero weights)",
-    "ones": "ones of the reference's shape and type (True, 1, 1.0; a model with unit weights)",
-    "uniform": "1/(size of the last dimension) in every float of the reference's shape and type (rows that sum "
-               "to 1, like uniform attention; a 0-d float 1.0; ints and bools as ones; a model whose every "
-               "parameter is 1/(its last dimension))",
-    "random": "random values of the reference's shape and type (normal floats, ints in its range)",
-    "echo": "returns its first tensor or array input (else its first argument)",
-    "convert": "returns its first tensor or array input converted to another dtype",
-}
-
 _RUNTIME = Path(__file__).with_name("blind_runtime.py")
 
 

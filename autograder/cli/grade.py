@@ -10,6 +10,7 @@ import click
 
 from autograder.cli.base import assignment_named, exit_without_teardown, friendly_errors, warn_left_out_mistakes
 from autograder.errors import GraderError
+from autograder.reports.registry import RENDERERS, REPORT_FILES
 from autograder.spec.assignment import Assignment
 from autograder.spec.late import Lateness
 from autograder.util.targets import output_file
@@ -17,13 +18,10 @@ from autograder.util.targets import output_file
 if TYPE_CHECKING:
     from autograder.reports.results import GradeReport
 
-REPORT_NAMES = {"text": "report.txt", "json": "report.json", "gradescope": "results.json", "junit": "report.xml"}
-
-
 @click.command()
 @click.argument("assignment")
 @click.argument("submission", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "gradescope", "junit"]), default="text",
+@click.option("--format", "fmt", type=click.Choice(list(RENDERERS)), default="text",
               show_default=True, help="Report format.")
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report here (atomically).")
 @click.option("--task", "tasks", multiple=True, metavar="ID", help="Grade only this task (repeatable).")
@@ -47,7 +45,7 @@ def grade(assignment: str, submission: Path, fmt: str, output: Path | None, task
             raise GraderError(f"no task {task_id!r} in {spec.name} (tasks: {', '.join(spec.task_ids)})")
     late = _gradescope_lateness(spec, submission_metadata) if submission_metadata else None
     if output is not None:  # refused now, not after grading (a missing folder is created when the report is written)
-        output_file(output, "--output", REPORT_NAMES[fmt])
+        output_file(output, "--output", REPORT_FILES[fmt])
     scratch = new_scratch()
     try:  # the intake first: a submission that cannot be graded is refused before any worker starts
         prepared = prepare_submission(submission, spec, scratch / "intake")

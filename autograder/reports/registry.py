@@ -10,12 +10,13 @@ from autograder.reports.junit import render_junit
 from autograder.reports.results import GradeReport
 from autograder.reports.text import render_text
 
-FORMATS = ("text", "json", "gradescope", "junit")
-
-
 RENDERERS: dict[str, Callable[[GradeReport], str]] = {
     "text": render_text,
     "json": render_json,
     "gradescope": render_gradescope,
     "junit": render_junit,
 }
+
+# The file each format is written to when the output is a folder (`grader grade -o DIR`); Gradescope reads
+# results.json.
+REPORT_FILES = {"text": "report.txt", "json": "report.json", "gradescope": "results.json", "junit": "report.xml"}

@@ -49,16 +49,3 @@ def show(assignment: str, path: str | Path | None = None, out: str | Path | None
     display_inline(shown)
     return shown
 
-
-def render_figures(*args: Any, **kwargs: Any) -> Any:
-    """See :func:`autograder.show.render.render_figures` (e.g. for ``grade-all --feedback``)."""
-    from .render import render_figures as render
-
-    return render(*args, **kwargs)
-
-
-def render_expected(*args: Any, **kwargs: Any) -> Any:
-    """See :func:`autograder.show.render.render_expected` (for ``grader release``)."""
-    from .render import render_expected as render
-
-    return render(*args, **kwargs)

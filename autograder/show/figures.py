@@ -282,9 +282,3 @@ def check_name(name: str) -> str | None:
     bad = next((part for part in FORBIDDEN_NAME_PARTS if part in name.lower()), None)
     return f"{name!r} contains {bad!r}, which the student release refuses in file names" if bad else None
 
-
-def format_number(value: float, digits: int = 3) -> str:
-    """A short rendering of a number for notes (``0.13``, ``2.1e+09``, ``nan``)."""
-    if not math.isfinite(value):
-        return str(value)
-    return f"{value:.{digits}g}"
