@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from autograder.judge.transport import Foreign
+from autograder.util.wording import entries_differ
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def compare_tensors(name: str, expected: torch.Tensor, actual: torch.Tensor, tol
         differs = actual != expected
         if differs.any():
             index = _first_index(differs)
-            return (f"{name}: {int(differs.sum())} of {differs.numel()} entries differ, "
+            return (f"{name}: {entries_differ(int(differs.sum()), differs.numel())}, "
                     f"first at {index}: expected {_item(expected, index)}, got {_item(actual, index)}")
         return None
     return _compare_floats(name, expected, actual, tolerance)

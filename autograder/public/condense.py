@@ -12,6 +12,7 @@ from typing import Any
 from autograder.public.loops import Loop, loop_holding
 from autograder.submission.notebook.places import CellMap, place
 from autograder.util.syntax import parse
+from autograder.util.wording import entries_differ
 
 MAX_LINES = 6
 MAX_WIDTH = 110
@@ -295,14 +296,13 @@ def _producer(test_file: Path, lineno: int, name: str) -> str:
 
 
 def _close_failure(message: str, entries: list[Any], statement: str) -> list[str]:
-    """``assert_close``/``assert_allclose``: which output, its shape, how many elements differ, by how much, where."""
-    actual, expected = _compared_values(entries)
-    return _difference(message, _first_argument(statement) or "the output", actual, expected)
+    """``assert_close``/``assert_allclose``: which output, its shape, how many entries differ, by how much, where."""
+    return _difference(message, _first_argument(statement) or "the output", *_compared_values(entries))
 
 
 def _difference(message: str, name: str, actual: Any, expected: Any) -> list[str]:
     """What differs between an output and its expected value, from the comparison's message (torch's or NumPy's)
-    and the values: a shape or dtype, else how many elements differ and where (the largest difference and what is
+    and the values: a shape or dtype, else how many entries differ and where (the largest difference and what is
     allowed, or, when the values must be equal, the first element that differs with both values)."""
     attribute = _ATTRIBUTE.search(message)
     if attribute:
@@ -312,7 +312,7 @@ def _difference(message: str, name: str, actual: Any, expected: Any) -> list[str
     lines = [f"{name}" + (f" (shape {shape})" if shape else "") + " differs from the expected values"]
     mismatched = _MISMATCHED.search(message)
     if mismatched:
-        lines.append(f"{mismatched.group(1)} of {mismatched.group(2)} elements differ")
+        lines.append(entries_differ(mismatched.group(1), mismatched.group(2)))
     greatest = _TORCH_GREATEST.search(message)
     first = _first_difference(actual, expected) if greatest and not greatest.group(3) else ""
     if first:
@@ -321,11 +321,10 @@ def _difference(message: str, name: str, actual: Any, expected: Any) -> list[str
         allowed = f"{greatest.group(3)} allowed" if greatest.group(3) else "must be equal"
         lines[-1] += f"; the largest difference is {_number(greatest.group(1))} at index {greatest.group(2)} ({allowed})"
     else:
-        numpy_greatest = _NUMPY_GREATEST.search(message)
-        where = _argmax_difference(actual, expected)
+        numpy_greatest, where = _NUMPY_GREATEST.search(message), _argmax_difference(actual, expected)
         if numpy_greatest:
-            lines[-1] += f"; the largest difference is {numpy_greatest.group(1)}" + (f" at index {where}"
-                                                                                      if where else "")
+            at = f" at index {where}" if where else ""
+            lines[-1] += f"; the largest difference is {numpy_greatest.group(1)}{at}"
     return lines
 
 

@@ -75,7 +75,7 @@ def test_a_package_path_is_repeated_and_common_mistakes_are_said_plainly(tmp_pat
     assert "causal_mask returned a numpy.ndarray; return a torch.Tensor" in out
     assert "dtype('bool')" not in out
     split = out[out.index("head_split "):]
-    assert re.search(r"\d+ of \d+ elements differ \(must be equal\); the first at index \(\d+, \d+, \d+\): got \S+, "
+    assert re.search(r"\d+ of \d+ entries differ \(must be equal\); the first at index \(\d+, \d+, \d+\): got \S+, "
                      r"expected \S+", split), split  # an exact assert_close, said as torch.equal's failure is
     assert "16 of 16 questions not answered yet: q1–q16" in out and "no answer" not in out
     assert next_line(out) == ("Next: fix causal_mask, the first failing task in the README's order, then run "
@@ -93,17 +93,17 @@ def test_an_exact_equality_failure_says_how_many_elements_differ_and_the_first_o
     assert result.returncode == 1 and "Traceback" not in out + result.stderr, out + result.stderr
     assert ("      test_attention.py, line 32: assert torch.equal(mask, expected)\n"
             "      mask (shape (4, 4)) differs from the expected values\n"
-            "      4 of 16 elements differ (must be equal); the first at index (0, 0): got True, expected False\n"
+            "      4 of 16 entries differ (must be equal); the first at index (0, 0): got True, expected False\n"
             ) in out
     assert "where False = <built-in method equal" not in out, out
     outcome = run_public_tests(load_assignment("assignment3"), package, ["causal_mask"])
     assert {test.test: test.summary[1:] for test in outcome.task("causal_mask").tests} == {
         "test_causal_mask_literal_values_for_four_tokens": [
             "mask (shape (4, 4)) differs from the expected values",
-            "4 of 16 elements differ (must be equal); the first at index (0, 0): got True, expected False"],
+            "4 of 16 entries differ (must be equal); the first at index (0, 0): got True, expected False"],
         "test_causal_mask_single_token_sees_itself": [  # a call's result, compared without a name
             "causal_mask(1) (shape (1, 1)) differs from the expected values",
-            "1 of 1 elements differ (must be equal); the first at index (0, 0): got True, expected False"]}
+            "1 of 1 entries differ (must be equal); the first at index (0, 0): got True, expected False"]}
 
 
 def test_a_renamed_function_is_named_with_the_students_file_and_the_next_step_restores_it(tmp_path: Path) -> None:
